@@ -1,0 +1,135 @@
+"""Customer-facing phrases in English and Swahili: answer framing, deflections, a small language guess.
+
+Only the words *around* cited text are localized here: the extractive provider cannot translate a
+snippet, so it frames the snippet's own words with a phrase in the customer's language.
+Refusal reasons stay machine-readable (never localized); only the deflection text is.
+"""
+from __future__ import annotations
+
+import re
+
+SUPPORTED_LANGUAGES = ("en", "sw")
+DEFAULT_LANGUAGE = "en"
+
+LANGUAGE_NAMES = {"en": "English", "sw": "Swahili (Kiswahili)"}
+
+_PHRASES: dict[str, dict[str, str]] = {
+    "en": {
+        "found": "Here is what I found:",
+        "found_facts": "Here are the details:",
+        "services_intro": "From our services list:",
+        "hours_intro": "Our opening hours:",
+        "source_language_note": "",
+        "next_step": "Would you like me to check availability for you?",
+        "nothing_found": "I don't have that information yet. I'll check with the team and get back to you.",
+    },
+    "sw": {
+        "found": "Hiki ndicho nilichopata:",
+        "found_facts": "Haya ndiyo maelezo:",
+        "services_intro": "Kutoka kwenye orodha ya huduma zetu:",
+        "hours_intro": "Saa zetu za kufungua:",
+        # Snippets are quoted as written; tell a Swahili reader why a line may be in English.
+        "source_language_note": "(Maelezo yamenukuliwa kama yalivyoandikwa.)",
+        "next_step": "Ungependa nikuangalie nafasi iliyo wazi?",
+        "nothing_found": "Sina taarifa hiyo kwa sasa. Nitawauliza wenzangu na nitakujibu.",
+    },
+}
+
+# One deflection per refusal reason, each offering a concrete next step (the refusal contract).
+_DEFLECTIONS: dict[str, dict[str, str]] = {
+    "en": {
+        "no_relevant_context": ("I'm sorry, I don't have an answer to that yet. I've passed your question to the "
+                                "team, and you can also call or message reception and they will help you."),
+        "off_topic": ("I can only help with questions about our services, prices, opening hours and bookings. "
+                      "Is there anything about your visit I can help with?"),
+        "cost_ceiling": ("I've reached the limit of what I can answer in this conversation. Please message or "
+                         "call reception and the team will help you right away."),
+        "unsafe_request": ("I can't help with that request. I'm happy to answer questions about our services, "
+                           "prices, opening hours or bookings."),
+        "empty_message": "Could you tell me a little more about what you'd like to know?",
+        "default": ("I'm sorry, I can't answer that right now. Please message or call reception and the team "
+                    "will help you."),
+    },
+    "sw": {
+        "no_relevant_context": ("Samahani, sina jibu la swali hilo kwa sasa. Nimewapa wenzangu swali lako, na "
+                                "unaweza pia kupiga simu au kutuma ujumbe kwa mapokezi watakusaidia."),
+        "off_topic": ("Ninaweza kusaidia tu kuhusu huduma zetu, bei, saa za kufungua na kuweka miadi. "
+                      "Kuna jambo lolote kuhusu ziara yako ninaloweza kukusaidia?"),
+        "cost_ceiling": ("Nimefika kikomo cha majibu ninayoweza kutoa katika mazungumzo haya. Tafadhali tuma "
+                         "ujumbe au piga simu kwa mapokezi na timu itakusaidia mara moja."),
+        "unsafe_request": ("Siwezi kusaidia na ombi hilo. Niko tayari kujibu maswali kuhusu huduma zetu, bei, "
+                           "saa za kufungua au kuweka miadi."),
+        "empty_message": "Tafadhali niambie zaidi kuhusu unachotaka kujua.",
+        "default": ("Samahani, siwezi kujibu hilo kwa sasa. Tafadhali tuma ujumbe au piga simu kwa mapokezi na "
+                    "timu itakusaidia."),
+    },
+}
+
+_SMALL_TALK: dict[str, dict[str, str]] = {
+    "en": {
+        "greeting": "Hello! How can I help you today?",
+        "thanks": "You're welcome! Is there anything else I can help with?",
+    },
+    "sw": {
+        "greeting": "Habari! Nikusaidie vipi leo?",
+        "thanks": "Karibu sana! Kuna jambo lingine ninaloweza kukusaidia?",
+    },
+}
+
+
+def normalize_language(language: str | None) -> str:
+    """A supported language code ("en"/"sw"); anything else becomes the default."""
+    code = (language or "").strip().lower().replace("_", "-").split("-")[0]
+    return code if code in SUPPORTED_LANGUAGES else DEFAULT_LANGUAGE
+
+
+def phrase(name: str, *, language: str) -> str:
+    """A framing phrase in the customer's language (English when a phrase has no translation)."""
+    table = _PHRASES[normalize_language(language)]
+    return table.get(name, _PHRASES[DEFAULT_LANGUAGE][name])
+
+
+def deflection(reason: str, *, language: str) -> str:
+    """The human-readable text for a refusal reason, in the customer's language."""
+    table = _DEFLECTIONS[normalize_language(language)]
+    return table.get(reason, table["default"])
+
+
+def small_talk(kind: str, *, language: str) -> str:
+    """A short reply to a greeting or a thank-you."""
+    return _SMALL_TALK[normalize_language(language)][kind]
+
+
+# ----------------------------------------------------------------------------- language guess
+
+# Frequent Swahili function words and question words (plus common WhatsApp/Sheng spellings). English
+# words with the same spelling ("na" aside) are rare, so a couple of hits is a reliable signal.
+_SWAHILI_WORDS = frozenset("""
+je ni na ya wa kwa za la cha vya kuna hakuna mna mnafungua mnafunga mnauza mko uko niko yuko tuko
+nini gani wapi lini vipi ngapi kiasi bei saa leo kesho jana asubuhi mchana jioni usiku siku wiki mwezi
+asante asanteni sana habari hujambo mambo poa sawa tafadhali samahani karibu ndiyo ndio hapana sina
+nataka ningependa naomba nawezaje naweza unaweza mnaweza inawezekana nipo hapo hapa huko pia tu au
+lakini kama kwenye katika kutoka hadi mpaka bila kila yangu yako yetu wangu wako wetu mimi wewe sisi
+nyinyi ninyi huduma malipo amana kulipa kufungua kufunga kuweka miadi nafasi masaji usoni kucha
+mteja wateja mtoto watoto mama daktari maji chai chakula gari maegesho jumatatu jumanne jumatano
+alhamisi ijumaa jumamosi jumapili sikukuu krismasi uliza nauliza naulizia tunaweza
+""".split())
+_ENGLISH_WORDS = frozenset("""
+the a an is are do does did you your we our i my me to of in on at for with can could would should
+what when where which who why how there this that it be have has open close closed price cost much
+many please thanks thank hello hi book booking appointment any about if and or not
+""".split())
+_SWAHILI_SHAPES = re.compile(r"^(mna|mta|tuna|nina|wana|nime|ume|tume|mme|wame|nita|uta|tuta|ning|tung|mng)"
+                             r"[a-z]{3,}$")
+
+
+def detect_language(text: str) -> str:
+    """Guess "sw" or "en" from function words and Swahili verb shapes; English when unsure."""
+    words = re.findall(r"[a-z']+", (text or "").lower())
+    if not words:
+        return DEFAULT_LANGUAGE
+    swahili = sum(1 for word in words if word in _SWAHILI_WORDS)
+    swahili += 0.5 * sum(1 for word in words if word not in _SWAHILI_WORDS and word not in _ENGLISH_WORDS
+                         and _SWAHILI_SHAPES.match(word))
+    english = sum(1 for word in words if word in _ENGLISH_WORDS)
+    return "sw" if swahili > english else "en"

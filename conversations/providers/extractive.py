@@ -1,0 +1,334 @@
+"""The extractive provider: an answer made of the most relevant sentences of the knowledge and facts.
+
+No network, no model call, deterministic: the same prompt always gives the same answer. It quotes
+sentences as written (it cannot translate), frames them with a phrase in the customer's language and
+cites every sentence. It only ever reads the retrieved knowledge and the structured facts: guardrail and
+behaviour sections are instructions for an LLM, never content, and a sentence that repeats one of them
+(or reads like an instruction to an assistant) is never quoted.
+
+Selection: fact lines that match the question come first. Then retrieval's top-ranked source leads (its
+ranking uses more signals than word overlap, and letting overlap choose the lead cited a relevant source
+less often in bench/shaping_quality.py): its sentences that best cover the question's content words
+(rarity-weighted, lightly stemmed, prefix-matched), at most two, or its opening when no word is shared
+(a Swahili question over English text). A sentence from another source joins only when it covers at
+least a third of the question that the chosen sentences do not. Sentences keep their source's order so
+the answer reads naturally. An optional similarity hook (for example embeddings) adds to the score.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from conversations.i18n import detect_language, phrase
+from conversations.prompting import AssembledPrompt, Source
+from conversations.providers.base import Provider, ProviderResult, TextDelta
+
+MODEL_NAME = "extractive-1"
+
+# Similarity hook: (question, sentences) -> one score in [0, 1] per sentence.
+Similarity = Callable[[str, list[str]], list[float]]
+
+_STOPWORDS = frozenset("""
+a an the and or but if then so to of in on at by for with from into about as is are was were be been being
+do does did doing have has had having i me my we our us you your yours he she it its they them their this that
+these those there here what which who whom whose when where why how can could would should will shall may might
+must not no yes any some all each every more most other such only own same than too very just also please
+hi hello hey thanks thank ok okay get got go going want need like know tell let make one
+je ni na ya wa kwa za la cha vya kuna hakuna nini gani wapi lini vipi kama au lakini pia tu sana hii hiyo huu
+hapo hapa mimi wewe sisi yangu yako yetu tafadhali naomba nataka ningependa naweza unaweza mnaweza habari asante
+""".split())
+_INJECTION = re.compile(r"\b(ignore|disregard|forget)\b.{0,40}\b(instructions?|rules|prompt)\b|\bsystem\s+prompt\b|"
+                        r"\bdeveloper\s+mode\b|\byou\s+are\s+now\b|\bas\s+an?\s+(ai|assistant|language\s+model)\b|"
+                        r"\bpuuza\b.{0,40}\bmaagizo\b", re.I | re.S)
+_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "al",
+             "s", "e")
+_ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|etc|mr|mrs|ms|dr|no|st|approx|vs)\.$", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+
+MAX_SENTENCES = 3
+MAX_FACT_LINES = 8
+CLOSE_TO_BEST = 0.6
+MIN_EXTRA_GAIN = 0.34  # share of the (answerable) question a sentence from another source must add
+
+
+@dataclass(frozen=True)
+class Candidate:
+    source: Source
+    position: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Scored:
+    candidate: Candidate
+    matched: frozenset[str]  # the question's content words (stemmed) this sentence contains
+    coverage: float  # their rarity-weighted share of the question
+    score: float  # coverage plus the optional similarity
+
+
+def _reading_order(item: Scored) -> tuple:
+    """Facts first, then sources in retrieval order, sentences in their own order."""
+    candidate = item.candidate
+    return candidate.source.kind != "facts", candidate.source.ref, candidate.position
+
+
+@dataclass
+class ExtractiveAnswer:
+    """The composed text and which sources each citation number stands for."""
+
+    text: str
+    cited: list[tuple[int, Source, list[str]]] = field(default_factory=list)  # (number in text, source, quoted)
+
+
+# ----------------------------------------------------------------------------- text helpers
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a snippet body: line breaks and list items split, then sentence ends."""
+    sentences: list[str] = []
+    for line in (text or "").splitlines():
+        line = re.sub(r"^\s*(?:[-*\u2022]|\d+[.)])\s+", "", line).strip()
+        if not line:
+            continue
+        pieces = _SENTENCE_END.split(line)
+        merged: list[str] = []
+        for piece in pieces:
+            if merged and _ABBREVIATIONS.search(merged[-1]):
+                merged[-1] = f"{merged[-1]} {piece}"
+            else:
+                merged.append(piece)
+        sentences.extend(piece.strip() for piece in merged if piece.strip())
+    return sentences
+
+
+def stem(word: str) -> str:
+    """A light suffix strip ("parking" -> "park", "arrival" -> "arriv", "later" -> "lat")."""
+    for suffix in _SUFFIXES:
+        if len(word) - len(suffix) >= 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def content_terms(text: str) -> set[str]:
+    words = re.findall(r"[^\W_]+", (text or "").lower())
+    return {stem(word) for word in words if word not in _STOPWORDS and (len(word) > 1 or word.isdigit())}
+
+
+def terms_match(question_term: str, term: str) -> bool:
+    """Same stem, or one a prefix of the other when both have 4+ letters ("cancel" ~ "cancell")."""
+    if question_term == term:
+        return True
+    if len(question_term) < 4 or len(term) < 4:
+        return False
+    return term.startswith(question_term) or question_term.startswith(term)
+
+
+def matched_terms(question: set[str], terms: set[str]) -> frozenset[str]:
+    """The question's terms that some term of a sentence matches."""
+    return frozenset(q for q in question if q in terms or any(terms_match(q, t) for t in terms))
+
+
+def _normalized_words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", (text or "").lower())
+
+
+class _Protected:
+    """Word runs of the guardrail/behaviour sections, so a sentence copying six or more words is caught."""
+
+    RUN = 6
+
+    def __init__(self, bodies: list[str]):
+        self.sections = [_normalized_words(body) for body in bodies]
+        self._runs: dict[int, set[tuple[str, ...]]] = {}
+
+    def _runs_of(self, size: int) -> set[tuple[str, ...]]:
+        if size not in self._runs:
+            self._runs[size] = {tuple(words[i:i + size]) for words in self.sections
+                                for i in range(len(words) - size + 1)}
+        return self._runs[size]
+
+    def repeated_in(self, sentence: str) -> bool:
+        words = _normalized_words(sentence)
+        if not words or not self.sections:
+            return False
+        size = min(self.RUN, len(words))
+        runs = self._runs_of(size)
+        return any(tuple(words[i:i + size]) in runs for i in range(len(words) - size + 1))
+
+
+# ----------------------------------------------------------------------------- the provider
+
+
+class ExtractiveProvider(Provider):
+    """Deterministic, offline answers quoted from the knowledge and facts, every sentence cited."""
+
+    name = "extractive"
+    model = MODEL_NAME
+
+    def __init__(self, *, similarity: Similarity | None = None, max_sentences: int = MAX_SENTENCES):
+        self.similarity = similarity
+        self.max_sentences = max_sentences
+
+    def candidates(self, prompt: AssembledPrompt) -> list[Candidate]:
+        """Quotable sentences: knowledge and facts only, minus anything that echoes a core section."""
+        protected = _Protected([section.body for section in prompt.core_sections])
+        protected_keys = {section.key for section in prompt.core_sections}
+        found: list[Candidate] = []
+        seen: set[str] = set()
+        for source in prompt.sources:
+            if source.key in protected_keys:
+                continue
+            sentences = list(source.sentences) if source.kind == "facts" else split_sentences(source.body)
+            for position, sentence in enumerate(sentences):
+                marker = " ".join(_normalized_words(sentence))
+                if not marker or marker in seen:
+                    continue
+                if _INJECTION.search(sentence) or protected.repeated_in(sentence):
+                    continue
+                seen.add(marker)
+                found.append(Candidate(source=source, position=position, text=sentence))
+        return found
+
+    def score(self, prompt: AssembledPrompt, candidates: list[Candidate]) -> tuple[list[Scored], dict[str, float]]:
+        """Per candidate: the question words it covers (stemmed), their rarity-weighted share of the question
+        (`coverage`), and `score` = coverage + the optional similarity, rounded so ties are stable; plus each
+        question word's share of the question."""
+        question = content_terms(prompt.question)
+        matches = [matched_terms(question, content_terms(candidate.text)) for candidate in candidates]
+        total = len(candidates)
+        frequency: dict[str, int] = {}
+        for matched in matches:
+            for term in matched:
+                frequency[term] = frequency.get(term, 0) + 1
+        weights = {term: math.log(1 + (total + 1) / (frequency.get(term, 0) + 0.5)) for term in question}
+        question_weight = sum(weights.values()) or 1.0
+        similarities = self.similarity(prompt.question, [c.text for c in candidates]) if self.similarity else None
+        scored = []
+        for index, candidate in enumerate(candidates):
+            matched = matches[index]
+            coverage = round(sum(weights[t] for t in matched) / question_weight, 4)
+            value = coverage + (0.5 * max(0.0, similarities[index]) if similarities is not None else 0.0)
+            scored.append(Scored(candidate=candidate, matched=matched, coverage=coverage, score=round(value, 4)))
+        # Shares among the words the knowledge can answer at all, so a word nothing mentions does not make
+        # every other word look less important when deciding whether a second source adds anything.
+        answerable = {term: weight for term, weight in weights.items() if frequency.get(term)}
+        answerable_weight = sum(answerable.values()) or 1.0
+        return scored, {term: weight / answerable_weight for term, weight in answerable.items()}
+
+    def select(self, prompt: AssembledPrompt) -> list[Candidate]:
+        """Fact lines that match the question; then the best sentences of retrieval's top source; then one
+        sentence from another source only where it covers question words the others did not."""
+        candidates = self.candidates(prompt)
+        if not candidates:
+            return []
+        scored, weights = self.score(prompt, candidates)
+        facts = [s for s in scored if s.candidate.source.kind == "facts"]
+        knowledge = [s for s in scored if s.candidate.source.kind != "facts"]
+        chosen: list[Scored] = []
+        if facts:
+            # Facts arrive narrowed to the question (matched services, asked-about days): list the ones that
+            # match best, or all of them when none matches a word (e.g. "what do you offer?").
+            best = max(s.coverage for s in facts)
+            matching = [s for s in facts if best > 0 and s.coverage >= best * CLOSE_TO_BEST]
+            chosen += sorted(matching or facts, key=_reading_order)[:MAX_FACT_LINES]
+            # Beside the facts, knowledge only where it speaks to the question.
+            knowledge = [s for s in knowledge if s.coverage > 0]
+        room = self.max_sentences - (1 if chosen else 0)
+        if knowledge and room > 0:
+            # Retrieval ranked the sources with more signals than word overlap: its top source leads (letting
+            # word overlap pick the lead instead cited a relevant source less often in bench/shaping_quality.py).
+            top_ref = min(s.candidate.source.ref for s in knowledge)
+            primary = [s for s in knowledge if s.candidate.source.ref == top_ref]
+            best = max(s.score for s in primary)
+            if best > 0:
+                picked = sorted((s for s in primary if s.score >= best * CLOSE_TO_BEST),
+                                key=lambda s: (-s.score, s.candidate.position))[:min(2, room)]
+            else:
+                # No word in common (often a Swahili question over English text): quote the opening.
+                picked = sorted(primary, key=lambda s: s.candidate.position)[:min(2, room)]
+            covered = set().union(*(s.matched for s in picked))
+            others = sorted((s for s in knowledge if s.candidate.source.ref != top_ref),
+                            key=lambda s: (-s.score, s.candidate.source.ref, s.candidate.position))
+            used_sources = {top_ref}
+            for extra in others:
+                if len(picked) >= room:
+                    break
+                if extra.candidate.source.ref in used_sources:
+                    continue
+                gain = sum(weights.get(term, 0.0) for term in extra.matched - covered)
+                if gain >= MIN_EXTRA_GAIN:
+                    picked.append(extra)
+                    covered |= extra.matched
+                    used_sources.add(extra.candidate.source.ref)
+            chosen += picked
+        return [s.candidate for s in sorted(chosen, key=_reading_order)]
+
+    def compose(self, prompt: AssembledPrompt) -> ExtractiveAnswer:
+        """Build the answer text; citation numbers are renumbered 1..n in order of appearance."""
+        picked = self.select(prompt)
+        language = prompt.language
+        if not picked:
+            return ExtractiveAnswer(text=phrase("nothing_found", language=language))
+        numbers: dict[int, int] = {}
+        quoted: dict[int, list[str]] = {}
+        lines: list[str] = []
+        for candidate in picked:
+            number = numbers.setdefault(candidate.source.ref, len(numbers) + 1)
+            quoted.setdefault(candidate.source.ref, []).append(candidate.text)
+            lines.append(f"{candidate.text.rstrip()} [{number}]")
+        only_facts = all(c.source.kind == "facts" for c in picked)
+        intro = phrase("found_facts" if only_facts else "found", language=language)
+        if language == "sw" and any(c.source.kind != "facts" and detect_language(c.text) != "sw" for c in picked):
+            intro = f"{intro} {phrase('source_language_note', language=language)}"
+        if len(lines) >= 3:
+            text = intro + "\n" + "\n".join(f"- {line}" for line in lines)
+        else:
+            text = f"{intro} " + " ".join(lines)
+        by_ref = {source.ref: source for source in prompt.sources}
+        cited = [(number, by_ref[ref], quoted[ref]) for ref, number in numbers.items()]
+        return ExtractiveAnswer(text=text, cited=cited)
+
+    def generate(self, prompt: AssembledPrompt) -> ProviderResult:
+        answer = self.compose(prompt)
+        return ProviderResult(text=answer.text, provider=self.name, model=self.model, stop_reason="end")
+
+    def stream(self, prompt: AssembledPrompt) -> Iterator[TextDelta | ProviderResult]:
+        result = self.generate(prompt)
+        yield from (TextDelta(text=piece) for piece in chunk_text(result.text))
+        yield result
+
+
+def chunk_text(text: str, *, words: int = 4) -> list[str]:
+    """Split text into small deltas (a few words, whitespace kept) so streaming looks like streaming."""
+    pieces = re.findall(r"\S+\s*", text)
+    if text[: len(text) - len(text.lstrip())]:
+        pieces.insert(0, text[: len(text) - len(text.lstrip())])
+    return ["".join(pieces[i:i + words]) for i in range(0, len(pieces), words)] or [text]
+
+
+def embedding_similarity(question: str, sentences: Sequence[str]) -> list[float]:
+    """Cosine similarity via the deployment's embedder (vectors are unit-normalised), rounded for determinism."""
+    from knowledge.embeddings import embed_query, embed_texts
+
+    if not sentences:
+        return []
+    query = embed_query(question)
+    vectors = _cached_sentence_vectors(list(sentences), embed_texts)
+    return [round(sum(a * b for a, b in zip(query, vector)), 3) for vector in vectors]
+
+
+_SENTENCE_VECTORS: dict[str, list[float]] = {}
+_SENTENCE_VECTORS_MAX = 10_000
+
+
+def _cached_sentence_vectors(sentences: list[str],
+                             embed: Callable[[list[str]], list[list[float]]]) -> list[list[float]]:
+    missing = [s for s in dict.fromkeys(sentences) if s not in _SENTENCE_VECTORS]
+    if missing:
+        if len(_SENTENCE_VECTORS) + len(missing) > _SENTENCE_VECTORS_MAX:
+            _SENTENCE_VECTORS.clear()
+        for sentence, vector in zip(missing, embed(missing)):
+            _SENTENCE_VECTORS[sentence] = vector
+    return [_SENTENCE_VECTORS[s] for s in sentences]

@@ -1,0 +1,640 @@
+"""A chat turn, end to end (DESIGN.md §5): validate, session, trivial?, classify, dispatch, shape, persist.
+
+`turn_run` returns the whole answer; `turn_stream` yields text deltas and then the same result. Both
+share every step but the provider call. Nothing on this path turns an LLM problem into a 5xx: provider
+errors, timeouts and grounding failures fall back to the extractive answer, and telemetry never raises.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from conversations import costs, handoffs, i18n, intents
+from conversations.facts import Facts, facts_for
+from conversations.models import HandoffRequest, Session, Turn
+from conversations.shaping import AnswerDelta, ShapedAnswer
+from knowledge.retrieval.types import Retrieval, RetrievedSnippet
+from ratiba.redaction import stored_text
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_CHARS = getattr(settings, "CHAT_MAX_MESSAGE_CHARS", 2000)
+CHANNELS = ("chat", "whatsapp", "email")
+LANGUAGES = ("auto", "en", "sw")
+NO_PROVIDER = "none"  # small talk, refusals and bare hand-offs are answered without a provider
+
+
+class TurnError(Exception):
+    """A turn the API must reject (a 4xx), with a machine-readable code."""
+
+    status = 400
+
+    def __init__(self, message: str, *, code: str = "invalid_request", fields: dict | None = None):
+        super().__init__(message)
+        self.code = code
+        self.fields = fields or {}
+
+
+class SessionNotFound(TurnError):
+    status = 404
+
+    def __init__(self, session_id: str):
+        super().__init__(f"No chat session {session_id!r} here; omit session_id to start a new one.",
+                         code="session_not_found", fields={"session_id": ["Unknown session."]})
+
+
+@dataclass(frozen=True)
+class TurnInput:
+    message: str
+    session_id: str | None = None
+    channel: str = "chat"
+    language: str = "auto"
+    filters: dict | None = None
+    api_key_prefix: str = ""
+    started_by: str = ""
+
+
+@dataclass
+class TurnResult:
+    """What the API returns, plus the rows it was stored as."""
+
+    session_id: str
+    turn_id: str
+    intent: str
+    answer: str
+    citations: list[dict]
+    refusal_reason: str | None
+    meta: dict
+    handoff_id: int | None = None
+
+    def to_response(self) -> dict:
+        return {"session_id": self.session_id, "turn_id": self.turn_id, "intent": self.intent,
+                "answer": self.answer, "citations": self.citations, "refusal_reason": self.refusal_reason,
+                "meta": self.meta}
+
+
+@dataclass(frozen=True)
+class Delta:
+    """A piece of streamed answer text."""
+
+    text: str
+
+
+@dataclass
+class _Plan:
+    """Everything decided before the answer is written."""
+
+    started: float
+    session: Session
+    message: str
+    channel: str
+    language: str
+    trivial: bool
+    intent: intents.IntentResult
+    retrieval: Retrieval | None = None
+    facts: Facts | None = None
+    handoff_kind: str | None = None
+    # Set when the answer needs no provider: small talk, a refusal, a hand-off with nothing to quote.
+    fixed_answer: str | None = None
+    refusal_reason: str | None = None
+    fallback_reason: str = ""
+    retrieval_reused: bool = False
+    embedding_ms: float = 0.0  # the query embedding made for intent classification
+    extra_meta: dict = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- validation and session
+
+
+def check_turn_input(inp: TurnInput) -> TurnInput:
+    """Reject what the API must reject; return the input with the message stripped."""
+    message = (inp.message or "").strip()
+    errors: dict[str, list[str] | dict] = {}
+    if not message:
+        errors["message"] = ["This field may not be blank."]
+    elif len(message) > MAX_MESSAGE_CHARS:
+        errors["message"] = [f"Ensure this field has no more than {MAX_MESSAGE_CHARS} characters."]
+    if inp.channel not in CHANNELS:
+        errors["channel"] = [f"Must be one of: {', '.join(CHANNELS)}."]
+    if inp.language not in LANGUAGES:
+        errors["language"] = [f"Must be one of: {', '.join(LANGUAGES)}."]
+    if inp.filters is not None:
+        from knowledge.retrieval import FilterError, filters_clean
+
+        try:
+            filters_clean(inp.filters)
+        except FilterError as exc:
+            errors["filters"] = {name: [message] for name, message in exc.fields.items()}
+    if errors:
+        raise TurnError("Some fields are invalid.", fields=errors)
+    return TurnInput(message=message, session_id=inp.session_id or None, channel=inp.channel,
+                     language=inp.language, filters=inp.filters, api_key_prefix=inp.api_key_prefix,
+                     started_by=inp.started_by)
+
+
+def session_get_or_create(*, session_id: str | None, channel: str, api_key_prefix: str = "",
+                          started_by: str = "") -> Session:
+    """The caller's session, or a new one; an unknown id is an error, never a silent new session."""
+    if session_id:
+        session = Session.objects.filter(public_id=session_id).first()
+        if session is None:
+            raise SessionNotFound(session_id)
+        return session
+    return Session.objects.create(channel=channel, api_key_prefix=api_key_prefix, started_by=started_by)
+
+
+# ----------------------------------------------------------------------------- seams to other parts
+
+
+def _is_trivial(message: str) -> bool:
+    from knowledge.retrieval import is_trivial
+
+    return is_trivial(message)
+
+
+def _fetch(intent: str, *, message: str, channel: str, session: Session, filters: dict | None) -> Retrieval:
+    from knowledge.retrieval import fetch_snippets
+
+    # The session carries its ADD_KB collections: retrieval searches tenant-wide collections always and
+    # session-scope ones only when this session added them.
+    return fetch_snippets(intent, query=message, channel=channel, filters=filters or None, session=session)
+
+
+def _snapshot(retrieval: Retrieval) -> dict:
+    from dataclasses import replace
+
+    from knowledge.retrieval.types import retrieval_to_dict
+
+    # Drop the per-stage debug detail before converting: asdict() deep-copies it, and it is not stored.
+    return retrieval_to_dict(replace(retrieval, debug={}, query=stored_text(retrieval.query)))
+
+
+def _restore(data: dict) -> Retrieval | None:
+    from knowledge.retrieval.types import retrieval_from_dict
+
+    return retrieval_from_dict(data)
+
+
+def _event(name: str, payload: dict) -> None:
+    from telemetry.services import event_record
+
+    event_record(name=name, payload=payload)
+
+
+def llm_classifier_enabled() -> bool:
+    """INTENT_CLASSIFIER=auto|llm: use the configured LLM provider when it has a key."""
+    from conversations.providers import has_api_key
+
+    if getattr(settings, "INTENT_CLASSIFIER", "auto") == "offline":
+        return False
+    return settings.LLM_PROVIDER in ("anthropic", "openai") and has_api_key(settings.LLM_PROVIDER)
+
+
+_INTENT_PROVIDERS: dict[tuple, object] = {}
+
+
+def _intent_provider():
+    """The configured LLM with a tiny output budget, one client per process and configuration."""
+    from conversations.providers import get_provider
+
+    key = (settings.LLM_PROVIDER, settings.ANTHROPIC_API_KEY, settings.ANTHROPIC_BASE_URL, settings.ANTHROPIC_MODEL,
+           settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL, settings.OPENAI_MODEL)
+    if key not in _INTENT_PROVIDERS:
+        _INTENT_PROVIDERS[key] = get_provider(settings.LLM_PROVIDER, max_tokens=20)
+    return _INTENT_PROVIDERS[key]
+
+
+def intent_classify(*, message: str, embed: bool = True, provider=None) -> intents.IntentResult:
+    """The LLM classifier when a provider is configured (or given), else the offline one; never raises."""
+    if provider is None and not llm_classifier_enabled():
+        return intents.classify(message, embed=embed)
+    try:
+        from conversations.prompting import AssembledPrompt
+
+        provider = provider or _intent_provider()
+        prompt = AssembledPrompt(template_version="intent-1", cache_eligible=True, system=intents.LLM_SYSTEM_PROMPT,
+                                 user=f"<customer_message>\n{message}\n</customer_message>", question=message,
+                                 language="en", channel="chat", intent="", sources=(), core_sections=())
+        result = provider.generate(prompt)
+        intent = intents.parse_llm_intent(result.text)
+        if intent is not None:
+            return intents.IntentResult(intent=intent, confidence=0.9, source="llm",
+                                        scores={"cost_usd": float(result.cost_usd or 0),
+                                                "input_tokens": result.input_tokens,
+                                                "output_tokens": result.output_tokens})
+        log.warning("LLM intent reply not understood: %r", result.text[:80])
+    except Exception as exc:  # noqa: BLE001 - the offline classifier always has an answer
+        log.warning("LLM intent classification failed (%s); using the offline classifier", exc)
+    return intents.classify(message, embed=embed)
+
+
+# ----------------------------------------------------------------------------- planning
+
+
+def _embed_query(message: str) -> tuple[list[float] | None, float]:
+    """The local query embedding and how long it took; (None, 0) if the embedder failed."""
+    from knowledge.embeddings import embed_query
+
+    started = time.perf_counter()
+    try:
+        vector = embed_query(message)
+    except Exception:  # noqa: BLE001 - the rules still classify; retrieval falls back to keywords
+        log.warning("query embedding failed; classifying by rules", exc_info=True)
+        return None, 0.0
+    return vector, round((time.perf_counter() - started) * 1000, 3)
+
+
+def _language_for(inp: TurnInput, session: Session, *, trivial: bool) -> str:
+    if inp.language in ("en", "sw"):
+        return inp.language
+    detected = i18n.detect_language(inp.message)
+    # "ok" says nothing about a language (English is only the guess's default): keep the conversation's.
+    if trivial and session.turn_count and detected == i18n.DEFAULT_LANGUAGE:
+        return session.language
+    return detected
+
+
+def _relevant(retrieval: Retrieval | None) -> bool:
+    return retrieval is not None and not retrieval.refusal_reason and bool(retrieval.snippets)
+
+
+def plan_turn(inp: TurnInput) -> _Plan:
+    """Validate, load the session and decide how this turn is answered (no provider call yet)."""
+    started = time.perf_counter()
+    inp = check_turn_input(inp)
+    session = session_get_or_create(session_id=inp.session_id, channel=inp.channel,
+                                    api_key_prefix=inp.api_key_prefix, started_by=inp.started_by)
+    channel = session.channel
+    trivial = _is_trivial(inp.message)
+    language = _language_for(inp, session, trivial=trivial)
+    over_ceiling = _over_hard_ceiling(session)
+    # "ok" / "asante" need no model (the rules know them), and past the cost ceiling no LLM is called.
+    # The prototypes are English sentences: on a Swahili message they only add an embedding, so the
+    # Swahili rules decide alone (retrieval embeds its own English expansion of the question).
+    embed = language != "sw"
+    embedding_ms = 0.0
+    if trivial:
+        intent = intents.classify(inp.message, embed=False)
+        if intent.intent not in intents.SMALL_TALK_INTENTS:
+            # An acknowledgement the rules do not list ("bye", "haya", "shwari") is still one: never a
+            # search, never a refusal.
+            intent = intents.IntentResult(intent="thanks", confidence=0.6, source="trivial")
+    elif over_ceiling or not llm_classifier_enabled():
+        # The question's embedding is made here (retrieval then finds it in the query cache), so its
+        # time is measured here too and reported as the turn's embedding latency.
+        vector, embedding_ms = _embed_query(inp.message) if embed else (None, 0.0)
+        intent = intents.classify(inp.message, query_vector=vector, embed=False)
+    else:
+        intent = intent_classify(message=inp.message, embed=embed)
+    plan = _Plan(started=started, session=session, message=inp.message, channel=channel, language=language,
+                 trivial=trivial, intent=intent, fallback_reason="cost_ceiling" if over_ceiling else "",
+                 embedding_ms=embedding_ms)
+
+    if trivial:
+        # The SOP's trivial turn: no embedding, no search; the session's last retrieval is reused.
+        plan.retrieval = _restore(session.last_retrieval)
+        plan.retrieval_reused = plan.retrieval is not None
+    if intent.intent in intents.SMALL_TALK_INTENTS:
+        plan.fixed_answer = i18n.small_talk(intent.intent, language=language)
+        return plan
+
+    if intent.intent in intents.ACTION_INTENTS:
+        plan.handoff_kind = intent.intent
+        # A policy may apply (cancellation fees, deposits): quote it if the knowledge covers the question.
+        plan.retrieval = _fetch("other", message=inp.message, channel=channel, session=session, filters=inp.filters)
+        if not _relevant(plan.retrieval):
+            plan.fixed_answer = ""  # the next-step text alone
+        return plan
+
+    if intent.intent in ("services", "hours"):
+        plan.facts = facts_for(intent=intent.intent, message=inp.message)
+        plan.retrieval = _fetch(intent.intent, message=inp.message, channel=channel, session=session,
+                                filters=inp.filters)
+        if not _relevant(plan.retrieval):
+            # The intent narrows the categories searched; a miss there may still be covered elsewhere.
+            wider = _fetch("other", message=inp.message, channel=channel, session=session, filters=inp.filters)
+            if _relevant(wider):
+                plan.retrieval = wider
+        if plan.facts.is_empty and not _relevant(plan.retrieval):
+            _refuse(plan, plan.retrieval.refusal_reason if plan.retrieval else "no_relevant_context")
+        return plan
+
+    plan.retrieval = _fetch("other", message=inp.message, channel=channel, session=session, filters=inp.filters)
+    if not _relevant(plan.retrieval):
+        _refuse(plan, (plan.retrieval.refusal_reason if plan.retrieval else None) or "no_relevant_context")
+    return plan
+
+
+def _refuse(plan: _Plan, reason: str | None) -> None:
+    plan.refusal_reason = reason or "no_relevant_context"
+    plan.fixed_answer = i18n.deflection(plan.refusal_reason, language=plan.language)
+
+
+def _over_hard_ceiling(session: Session) -> bool:
+    """Past the hard ceiling the free extractive provider answers (and the owner hears about it once)."""
+    configured = (settings.LLM_PROVIDER or "extractive").lower()
+    if configured == "extractive" or session.pk is None:
+        return False
+    state = costs.peek_cost(session=session)
+    if not state.over_hard:
+        return False
+    from telemetry.models import Event
+
+    if not Event.objects.filter(name="cost_ceiling", payload__session_id=session.public_id,
+                                payload__level="hard").exists():  # once per session, not every turn
+        _event("cost_ceiling", {"session_id": session.public_id, "spent_usd": str(state.spent_usd),
+                                "hard_ceiling_usd": str(state.hard_ceiling_usd), "level": "hard",
+                                "provider": configured})
+    return True
+
+
+# ----------------------------------------------------------------------------- shaping
+
+
+def _shaping_kwargs(plan: _Plan) -> dict:
+    snippets: list[RetrievedSnippet] = list(plan.retrieval.snippets) if _relevant(plan.retrieval) else []
+    return {"question": plan.message, "language": plan.language, "channel": plan.channel,
+            "intent": plan.intent.intent, "snippets": snippets, "facts": plan.facts,
+            "force_extractive": plan.fallback_reason == "cost_ceiling", "force_reason": "cost_ceiling"}
+
+
+def _shape(plan: _Plan) -> ShapedAnswer:
+    from conversations.shaping import shape_answer
+
+    kwargs = _shaping_kwargs(plan)
+    try:
+        return shape_answer(**kwargs)
+    except Exception as exc:  # noqa: BLE001 - shaping handles provider errors; this is the last line of defence
+        if kwargs["force_extractive"]:
+            raise
+        _unexpected_shaping_error(plan, exc)
+        return shape_answer(**{**kwargs, "force_extractive": True, "force_reason": "provider_error"})
+
+
+def _shape_stream(plan: _Plan) -> Iterator[AnswerDelta | ShapedAnswer]:
+    from conversations.shaping import shape_answer_stream
+
+    kwargs = _shaping_kwargs(plan)
+    started = False
+    try:
+        for item in shape_answer_stream(**kwargs):
+            started = True
+            yield item
+    except Exception as exc:  # noqa: BLE001 - before the first delta the extractive answer can still stand in
+        if started or kwargs["force_extractive"]:
+            raise
+        _unexpected_shaping_error(plan, exc)
+        yield from shape_answer_stream(**{**kwargs, "force_extractive": True, "force_reason": "provider_error"})
+
+
+def _unexpected_shaping_error(plan: _Plan, exc: Exception) -> None:
+    log.exception("answer shaping failed unexpectedly; answering extractively")
+    _event("provider_error", {"intent": plan.intent.intent, "channel": plan.channel, "code": "unexpected",
+                              "error": f"{type(exc).__name__}: {exc}"[:500], "question": plan.message[:200]})
+
+
+# ----------------------------------------------------------------------------- finishing
+
+
+def _citation_dicts(shaped) -> list[dict]:
+    return shaped.citations_as_dicts() if shaped is not None else []
+
+
+def _retrieval_rows(retrieval: Retrieval | None) -> list[dict]:
+    if retrieval is None:
+        return []
+    return [{"key": s.key, "version": s.version, "score": round(float(s.score), 4), "match_type": s.match_type,
+             "similarity": None if s.similarity is None else round(float(s.similarity), 4)}
+            for s in retrieval.snippets]
+
+
+def finish_turn(plan: _Plan, *, answer: str, shaped=None, aborted: bool = False) -> TurnResult:
+    """Persist the turn (and a hand-off), record cost, telemetry and events; build the response."""
+    session = plan.session
+    retrieval = plan.retrieval
+    handoff = None
+    provider = getattr(shaped, "provider", None) or NO_PROVIDER
+    model = getattr(shaped, "model", "") or ""
+    cost = Decimal(str(getattr(shaped, "cost_usd", 0) or 0)).quantize(Decimal("0.000001"))
+    intent_cost = Decimal(str(plan.intent.scores.get("cost_usd", 0) if plan.intent.source == "llm" else 0))
+    cost += intent_cost.quantize(Decimal("0.000001"))
+    input_tokens = int(getattr(shaped, "input_tokens", 0) or 0)
+    output_tokens = int(getattr(shaped, "output_tokens", 0) or 0)
+    prompt_tokens = int(getattr(shaped, "prompt_tokens", 0) or input_tokens or 0)
+    citations = _citation_dicts(shaped) if shaped is not None else []
+    latency_ms = int((time.perf_counter() - plan.started) * 1000)
+    meta = {
+        "mode": (retrieval.mode if retrieval is not None else ""),
+        "provider": provider,
+        "model": model,
+        "latency_ms": latency_ms,
+        "retrieved_count": len(retrieval.snippets) if retrieval is not None else 0,
+        "prompt_tokens": prompt_tokens,
+        "cost_usd": float(cost),
+        "language": plan.language,
+        "trivial": plan.trivial,
+    }
+    reason = (plan.fallback_reason or shaped.fallback_reason or "") if shaped is not None else ""
+    if reason:
+        # Why the extractive provider answered instead of the configured LLM.
+        meta["fallback_reason"] = reason
+        meta["requested_provider"] = getattr(shaped, "requested_provider", "") or settings.LLM_PROVIDER
+    if shaped is not None and shaped.provider_error:
+        meta["provider_error"] = shaped.provider_error[:200]
+    if shaped is not None and shaped.replaces_streamed_text:
+        meta["replaces_streamed_text"] = True
+    if aborted:
+        meta["stream_aborted"] = True
+
+    with transaction.atomic():
+        # With REDACT_STORED_MESSAGES the stored copy masks phones and e-mails; the response below does not.
+        turn = Turn.objects.create(
+            session=session, channel=plan.channel, message=stored_text(plan.message), answer=stored_text(answer),
+            language=plan.language,
+            intent=plan.intent.intent, intent_source=plan.intent.source,
+            intent_confidence=float(plan.intent.confidence), trivial=plan.trivial, mode=meta["mode"],
+            retrieval=_retrieval_rows(retrieval), citations=citations, provider=provider, model=model,
+            input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost, latency_ms=latency_ms,
+            refusal_reason=plan.refusal_reason or "", meta=meta)
+        if plan.handoff_kind:
+            handoff = handoffs.handoff_record(kind=plan.handoff_kind, session=session, turn=turn,
+                                              message=plan.message, channel=plan.channel)
+            meta["handoff"] = {"id": handoff.pk, "kind": handoff.kind, "status": handoff.status}
+            Turn.objects.filter(pk=turn.pk).update(meta=meta)
+        updates = {"turn_count": F("turn_count") + 1, "language": plan.language,
+                   "last_intent": plan.intent.intent, "updated_at": timezone.now()}
+        if retrieval is not None and not plan.retrieval_reused:
+            updates["last_retrieval"] = _snapshot(retrieval)
+        Session.objects.filter(pk=session.pk).update(**updates)
+    if cost > 0:
+        state = costs.record_cost(session=session, usd=cost)
+        meta["session_cost_usd"] = float(state.spent_usd)
+        if state.over_soft and state.spent_usd - cost < state.soft_ceiling_usd:
+            _event("cost_ceiling", {"session_id": session.public_id, "spent_usd": str(state.spent_usd),
+                                    "soft_ceiling_usd": str(state.soft_ceiling_usd), "level": "soft"})
+    _telemetry(plan, turn=turn, meta=meta, citations=citations, shaped=shaped)
+    return TurnResult(session_id=session.public_id, turn_id=turn.public_id, intent=plan.intent.intent,
+                      answer=answer, citations=citations, refusal_reason=plan.refusal_reason, meta=meta,
+                      handoff_id=handoff.pk if handoff else None)
+
+
+def _telemetry(plan: _Plan, *, turn: Turn, meta: dict, citations: list[dict], shaped) -> None:
+    from telemetry.services import retrieval_log_record
+
+    retrieval = plan.retrieval
+    snippets = list(retrieval.snippets) if retrieval is not None else []
+    retrieval_log_record(
+        channel=plan.channel, session_id=plan.session.public_id, turn_id=turn.public_id,
+        message_preview=plan.message, retrieved_sections=snippets,
+        core_tokens=int(getattr(shaped, "core_tokens", 0) or 0),
+        prompt_tokens=meta["prompt_tokens"] or None, trivial=plan.trivial,
+        fallback_used=bool(retrieval.fallback_used) if retrieval is not None else False,
+        candidate_count=retrieval.candidate_count if retrieval is not None else 0,
+        skipped_for_budget_count=retrieval.skipped_for_budget if retrieval is not None else 0,
+        empty_retrieval=(None if retrieval is not None else (not plan.trivial and plan.fixed_answer is None)),
+        embedding_latency_ms=(0.0 if plan.retrieval_reused else
+                              max(plan.embedding_ms, retrieval.embedding_ms if retrieval is not None else 0.0)),
+        retrieval_latency_ms=0.0 if plan.retrieval_reused or retrieval is None else retrieval.retrieval_ms,
+        mode=meta["mode"], intent=plan.intent.intent, provider=meta["provider"], model=meta["model"],
+        cost_usd=meta["cost_usd"], refusal_reason=plan.refusal_reason or "", language=plan.language)
+    if plan.refusal_reason:
+        _event("refusal", {"reason": plan.refusal_reason, "intent": plan.intent.intent,
+                           "question": plan.message[:500], "language": plan.language,
+                           "session_id": plan.session.public_id, "turn_id": turn.public_id,
+                           "channel": plan.channel})
+    if plan.intent.intent == "other":
+        _event("knowledge_gap_candidate", {
+            "question": plan.message[:500], "snippets_available": len(retrieval.snippets) if retrieval else 0,
+            "refused": bool(plan.refusal_reason), "refusal_reason": plan.refusal_reason or "",
+            "language": plan.language, "session_id": plan.session.public_id, "turn_id": turn.public_id,
+            "cited": [c.get("key") for c in citations]})
+
+
+def _compose_fixed(plan: _Plan) -> str:
+    text = plan.fixed_answer or ""
+    if plan.handoff_kind:
+        details = handoffs.extract_details(message=plan.message)
+        step = handoffs.next_step_text(kind=plan.handoff_kind, language=plan.language, contact=details.contact,
+                                       channel=plan.channel)
+        text = f"{text}\n\n{step}".strip() if text else step
+    return text
+
+
+def _with_next_step(plan: _Plan, answer: str) -> str:
+    if not plan.handoff_kind:
+        return answer
+    details = handoffs.extract_details(message=plan.message)
+    step = handoffs.next_step_text(kind=plan.handoff_kind, language=plan.language, contact=details.contact,
+                                   channel=plan.channel)
+    return f"{answer.rstrip()}\n\n{step}"
+
+
+# ----------------------------------------------------------------------------- the two entry points
+
+
+def turn_run(inp: TurnInput) -> TurnResult:
+    """Answer one customer message (the JSON endpoint)."""
+    plan = plan_turn(inp)
+    if plan.fixed_answer is not None:
+        return finish_turn(plan, answer=_compose_fixed(plan))
+    shaped = _shape(plan)
+    return finish_turn(plan, answer=_with_next_step(plan, shaped.text), shaped=shaped)
+
+
+def turn_stream(inp: TurnInput) -> Iterator[Delta | TurnResult]:
+    """Answer one customer message as it is written: Delta pieces, then exactly one TurnResult.
+
+    Planning errors (validation, unknown session) raise before the first item, so the API can still
+    answer them with a 4xx. If the consumer stops early (the client went away), the turn is stored with
+    what was produced and `meta.stream_aborted`.
+    """
+    plan = plan_turn(inp)
+
+    def generate() -> Iterator[Delta | TurnResult]:
+        if plan.fixed_answer is not None:
+            text = _compose_fixed(plan)
+            finished = False
+            try:
+                for piece in _chunks(text):
+                    yield Delta(text=piece)
+                result = finish_turn(plan, answer=text)
+                finished = True
+                yield result
+            finally:
+                if not finished:
+                    _finish_quietly(plan, answer=text, aborted=True)
+            return
+        parts: list[str] = []
+        shaped = None
+        finished = False
+        try:
+            for item in _shape_stream(plan):
+                if isinstance(item, AnswerDelta):
+                    parts.append(item.text)
+                    yield Delta(text=item.text)
+                else:
+                    shaped = item
+            answer = shaped.text if shaped is not None else "".join(parts)
+            full = _with_next_step(plan, answer)
+            if full != answer:
+                tail = full[len(answer):]
+                yield Delta(text=tail)
+            result = finish_turn(plan, answer=full, shaped=shaped)
+            finished = True
+            yield result
+        finally:
+            if not finished:
+                _finish_quietly(plan, answer="".join(parts), aborted=True, shaped=shaped)
+
+    return generate()
+
+
+def _finish_quietly(plan: _Plan, *, answer: str, aborted: bool, shaped=None) -> None:
+    try:
+        finish_turn(plan, answer=answer, shaped=shaped, aborted=aborted)
+    except Exception:  # noqa: BLE001 - the client is gone; nothing to report to
+        log.exception("could not store an aborted streamed turn")
+
+
+def _chunks(text: str, *, words: int = 4) -> list[str]:
+    import re
+
+    pieces = re.findall(r"\S+\s*", text)
+    return ["".join(pieces[i:i + words]) for i in range(0, len(pieces), words)] or [text]
+
+
+# ----------------------------------------------------------------------------- session knowledge bases
+
+
+def session_collection_add(*, session: Session, collection: str) -> list[str]:
+    """ADD_KB: search this collection in the session's turns; returns the active names."""
+    names = list(session.collections)
+    if collection not in names:
+        names.append(collection)
+        session.collections = names
+        session.save(update_fields=["collections", "updated_at"])
+    return names
+
+
+def session_collection_clear(*, session: Session, collection: str | None = None) -> list[str]:
+    """CLEAR_KB: stop searching one collection, or all of them."""
+    names = [] if collection is None else [name for name in session.collections if name != collection]
+    if names != list(session.collections):
+        session.collections = names
+        session.save(update_fields=["collections", "updated_at"])
+    return names
+
+
+def handoff_set_status(*, handoff: HandoffRequest, status: str) -> HandoffRequest:
+    """An owner moves a hand-off along (new -> contacted -> done, or dismissed)."""
+    handoff.status = status
+    handoff.save(update_fields=["status", "updated_at"])
+    return handoff

@@ -1,0 +1,1 @@
+"""Document collections: named knowledge bases of uploaded documents, chunked, embedded and retrieved."""

@@ -1,0 +1,170 @@
+"""Score fusion, threshold and token-budget packing: pure functions over candidates.
+
+fused = vector_weight * similarity + keyword_weight * keyword + heading_weight * heading
+score = fused + canonical_boost (canonical) - deprecated_penalty (deprecated)
+
+- similarity: cosine similarity (0 when the version has no embedding yet);
+- keyword: IDF-weighted coverage: the share of the query's content words found in the candidate, each
+  word weighted by its rarity in the tenant's KB (a BM25-like signal Postgres' ts_rank_cd lacks; on the
+  development tenant it beat ts_rank_cd scaled by the best rank, see docs/adr/0007-retrieval-fusion-graduation-refusal.md);
+- heading: share of the query's content words found in the title / key (or a chunk's heading path).
+
+The defaults (0.8 / 0.1 / 0.0) make the ranking vector-first: full keyword coverage is worth 0.125 of
+cosine similarity, so keyword evidence reorders near-ties and lifts keyword-only finds, but no longer
+outweighs a clearly better semantic match (docs/adr/0007-retrieval-fusion-graduation-refusal.md, §1).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from knowledge.retrieval.candidates import Candidate
+from knowledge.tokens import token_estimate
+
+# A candidate under the similarity threshold is kept while it is within this margin of the best one:
+# when every match is weak (a paraphrase the model scores low) the cut follows the best match down
+# instead of emptying the result. Whether to answer at all is the refusal model's decision.
+THRESHOLD_MARGIN = 0.15
+# Packing cuts a result that does not fit down to an excerpt instead of skipping it: always the first
+# result, and the next ones of the top TRUNCATE_TOP while at least MIN_EXCERPT_TOKENS are left.
+TRUNCATE_TOP = 3
+MIN_EXCERPT_TOKENS = 150
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+@dataclass(frozen=True)
+class Weights:
+    vector: float = 0.8
+    keyword: float = 0.1
+    heading: float = 0.0
+    canonical_boost: float = 0.05
+    deprecated_penalty: float = 0.15
+
+    @classmethod
+    def from_settings(cls, row) -> Weights:
+        return cls(vector=row.vector_weight, keyword=row.keyword_weight, heading=row.heading_weight,
+                   canonical_boost=row.canonical_boost, deprecated_penalty=row.deprecated_penalty)
+
+
+def fuse(candidates: list[Candidate], weights: Weights) -> None:
+    """Fill each candidate's component scores, boost/penalty and final score (in place)."""
+    for candidate in candidates:
+        candidate.vector_score = max(candidate.similarity or 0.0, 0.0)
+        # Document chunks come with plain coverage only (their search module has no IDF weights).
+        coverage = candidate.idf_coverage if candidate.source == "snippet" else candidate.coverage
+        candidate.keyword_score = min(max(coverage, 0.0), 1.0)
+        candidate.heading_score = (candidate.heading_terms / candidate.query_terms
+                                   if candidate.query_terms else 0.0)
+        candidate.fused = (weights.vector * candidate.vector_score + weights.keyword * candidate.keyword_score
+                           + weights.heading * candidate.heading_score)
+        candidate.boost = weights.canonical_boost if candidate.status == "canonical" else 0.0
+        candidate.penalty = weights.deprecated_penalty if candidate.status == "deprecated" else 0.0
+        candidate.score = candidate.fused + candidate.boost - candidate.penalty
+
+
+def rank(candidates: list[Candidate]) -> list[Candidate]:
+    """Best score first; a smaller snippet first on ties (it packs more easily), then by key."""
+    return sorted(candidates, key=lambda c: (-round(c.score, 9), c.token_count, c.key, c.id))
+
+
+@dataclass
+class ThresholdResult:
+    kept: list[Candidate]
+    dropped: list[Candidate]
+    fallback_used: bool
+    cut: float = 0.0  # the similarity actually required (threshold, or best - margin when lower)
+
+
+def apply_threshold(candidates: list[Candidate], *, threshold: float,
+                    margin: float = THRESHOLD_MARGIN) -> ThresholdResult:
+    """Drop low-similarity noise: candidates below both the threshold and (best similarity - margin).
+
+    The best vector match is never dropped, so the threshold alone never empties a result (answer or
+    refuse is decided by the calibrated refusal model). A version still waiting for its embedding stays
+    when keyword search found it. When no candidate reaches the threshold itself, the keyword matches are
+    kept as well (the SOP's FTS fallback, `fallback_used`); without any vector candidate they are all.
+    """
+    similarities = [c.similarity for c in candidates if c.similarity is not None]
+    best = max(similarities) if similarities else None
+    fallback = best is None or best < threshold
+    cut = threshold if best is None else min(threshold, best - margin)
+    kept: list[Candidate] = []
+    for candidate in candidates:
+        if candidate.similarity is not None and candidate.similarity >= cut:
+            candidate.match_type = "hybrid" if candidate.keyword_rank > 0 else "vector"
+        elif candidate.keyword_rank > 0 and (candidate.similarity is None or fallback):
+            candidate.match_type = "keyword"
+        else:
+            continue
+        kept.append(candidate)
+    kept_ids = {c.id for c in kept}
+    return ThresholdResult(kept=kept, dropped=[c for c in candidates if c.id not in kept_ids],
+                           fallback_used=fallback and bool(kept), cut=cut)
+
+
+@dataclass
+class Packing:
+    packed: list[Candidate]
+    skipped: list[tuple[Candidate, str]]  # (candidate, why)
+    used_tokens: int
+
+
+def pack(candidates: list[Candidate], *, budget: int, k: int, used_tokens: int = 0,
+         truncate_top: int = 0) -> Packing:
+    """Take ranked candidates until k are packed, skipping any that would exceed the token budget and
+    continuing with the next (smaller ones may still fit: the SOP's CONTINUE, not STOP).
+
+    Within the first `truncate_top` places a result that does not fit is cut to an excerpt of what is
+    left instead (always the first one; later ones while MIN_EXCERPT_TOKENS are left): a top result
+    longer than the whole budget would otherwise never be returned.
+    """
+    packed: list[Candidate] = []
+    skipped: list[tuple[Candidate, str]] = []
+    used = used_tokens
+    for candidate in candidates:
+        if len(packed) >= k:
+            skipped.append((candidate, f"beyond top {k}"))
+            continue
+        if used + candidate.token_count > budget:
+            left = budget - used
+            if len(packed) < truncate_top and (not packed or left >= MIN_EXCERPT_TOKENS) and \
+                    truncate_to(candidate, max_tokens=left):
+                packed.append(candidate)
+                used += candidate.token_count
+                continue
+            skipped.append((candidate, f"needs {candidate.token_count} tokens, {left} left of {budget}"))
+            continue
+        packed.append(candidate)
+        used += candidate.token_count
+    return Packing(packed=packed, skipped=skipped, used_tokens=used)
+
+
+def truncate_to(candidate: Candidate, *, max_tokens: int) -> bool:
+    """Cut the candidate's body to whole sentences (or words) that fit `max_tokens` with its title; mark
+    it truncated. False when not even a few words fit."""
+    original = candidate.token_count
+    pieces = [p for p in _SENTENCE_END.split(candidate.body) if p.strip()]
+    if len(pieces) <= 1:
+        pieces = candidate.body.split()
+    body = _longest_prefix(candidate.title, pieces, max_tokens)
+    if not body:
+        body = _longest_prefix(candidate.title, candidate.body.split(), max_tokens)
+    if not body:
+        return False
+    candidate.body = body
+    candidate.token_count = token_estimate(f"{candidate.title}\n{body}")
+    candidate.truncated = True
+    candidate.citation = {**candidate.citation, "truncated": True, "full_tokens": original}
+    return True
+
+
+def _longest_prefix(title: str, pieces: list[str], max_tokens: int) -> str:
+    """The longest prefix of `pieces` that, with the title and an ellipsis, fits `max_tokens`."""
+    low, high = 0, len(pieces)
+    while low < high:  # binary search: token_estimate grows with the prefix
+        middle = (low + high + 1) // 2
+        if token_estimate(f"{title}\n{' '.join(pieces[:middle])} …") <= max_tokens:
+            low = middle
+        else:
+            high = middle - 1
+    return f"{' '.join(pieces[:low])} …" if low else ""

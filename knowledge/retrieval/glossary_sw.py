@@ -1,0 +1,144 @@
+"""A small general-purpose Swahili -> English glossary for service businesses (salons, spas, clinics,
+restaurants, hotels, transport): the words customers use about bookings, money, time, places, people,
+facilities and care. Used only to expand search queries; never shown to customers.
+
+No maintained Swahili-English glossary package exists on PyPI (checked: the Swahili packages there are
+stopword lists and text cleaners), so this file is written by hand. Keep it general: add common words
+of the trade, never phrasings of particular questions.
+
+`WORDS` match whole tokens. `ROOTS` are verb and noun stems matched inside a token, because Swahili
+builds words by prefixing subject, tense and object markers to a stem ("nikichelewa" = if I am late:
+ni-ki-chelew-a); a stem must be at least four letters so it does not fire inside unrelated words.
+"""
+from __future__ import annotations
+
+WORDS: dict[str, str] = {
+    # question words and small words that carry meaning
+    "wapi": "where location", "lini": "when", "saa": "time hour", "ngapi": "how much how many",
+    "kiasi": "amount how much", "bei": "price cost", "gharama": "cost price", "je": "",
+    "mnafanya": "do offer", "mnatoa": "offer provide", "mnauza": "sell", "kuna": "there is",
+    "mna": "have", "mko": "located where", "iko": "located", "ipo": "available",
+    "bure": "free", "lazima": "must required", "ruhusa": "permission allowed",
+    # time
+    "leo": "today", "kesho": "tomorrow", "jana": "yesterday", "asubuhi": "morning", "mchana": "afternoon",
+    "jioni": "evening", "usiku": "night", "wiki": "week", "mwezi": "month", "miezi": "months",
+    "mwaka": "year", "miaka": "years age", "umri": "age", "dakika": "minutes", "masaa": "hours",
+    "siku": "day", "sikukuu": "holiday public holiday", "likizo": "holiday leave",
+    "jumatatu": "monday", "jumanne": "tuesday", "jumatano": "wednesday", "alhamisi": "thursday",
+    "ijumaa": "friday", "jumamosi": "saturday", "jumapili": "sunday", "wikendi": "weekend",
+    "krismasi": "christmas", "pasaka": "easter", "mapema": "early",
+    # money and payment
+    "pesa": "money payment", "malipo": "payment", "amana": "deposit", "dhamana": "deposit guarantee",
+    "punguzo": "discount", "ofa": "offer discount", "zawadi": "gift present", "vocha": "voucher",
+    "kadi": "card", "benki": "bank", "taslimu": "cash", "risiti": "receipt", "ankara": "invoice bill",
+    "bili": "bill", "ada": "fee charge", "faini": "fine penalty fee", "ushuru": "tax", "kodi": "tax rent",
+    "bahashishi": "tip gratuity", "tipu": "tip", "bakshishi": "tip gratuity", "chenji": "change",
+    "mkopo": "credit loan", "bima": "insurance", "uanachama": "membership", "mwanachama": "member",
+    # booking
+    "miadi": "appointment booking", "nafasi": "slot space availability", "oda": "order",
+    "ratiba": "schedule", "foleni": "queue wait", "mapokezi": "reception", "simu": "phone call",
+    "ujumbe": "message", "barua": "letter email", "tovuti": "website", "anwani": "address",
+    # places and getting there
+    "mahali": "place location", "eneo": "area location", "jengo": "building", "ghorofa": "floor",
+    "mlango": "door entrance", "lango": "gate", "barabara": "road", "mtaa": "street neighbourhood",
+    "mji": "town city", "tawi": "branch", "gari": "car vehicle", "magari": "cars vehicles",
+    "maegesho": "parking", "pikipiki": "motorbike", "basi": "bus", "matatu": "matatu minibus",
+    "teksi": "taxi", "karibu": "near welcome", "mbali": "far", "ramani": "map",
+    # facilities
+    "choo": "toilet washroom", "vyoo": "toilets washrooms", "bafu": "bathroom shower",
+    "kuoga": "shower bathe", "bwawa": "pool", "kabati": "locker cupboard", "kiti": "chair seat",
+    "viti": "chairs seats", "chumba": "room", "vyumba": "rooms", "lifti": "lift elevator",
+    "ngazi": "stairs", "stima": "electricity power", "umeme": "electricity electric",
+    "jenereta": "generator", "mtandao": "internet wifi network", "muziki": "music",
+    "taulo": "towel", "nguo": "clothes clothing", "viatu": "shoes",
+    "kandambili": "slippers sandals", "mavazi": "clothing wear", "kuvaa": "wear", "nivae": "wear", "nivaeje": "wear", "vazi": "outfit clothing",
+    "vito": "jewellery", "mkoba": "bag handbag", "usalama": "security safety", "salama": "safe",
+    "usafi": "hygiene cleanliness", "safi": "clean", "chafu": "dirty",
+    "kiyoyozi": "air conditioning", "joto": "heat hot temperature", "baridi": "cold",
+    "mvuke": "steam", "sauna": "sauna",
+    # food and drink
+    "chakula": "food meal", "vyakula": "food meals", "kinywaji": "drink", "vinywaji": "drinks",
+    "maji": "water", "chai": "tea", "kahawa": "coffee", "juisi": "juice", "pombe": "alcohol",
+    "kifungua": "breakfast", "mboga": "vegetables vegetarian", "nyama": "meat",
+    "halali": "halal", "sukari": "sugar diabetes",
+    # people
+    "mteja": "customer guest client", "wateja": "customers guests clients", "mgeni": "guest visitor",
+    "wageni": "guests visitors", "mtoto": "child", "watoto": "children", "mwana": "child",
+    "binti": "daughter girl", "kijana": "young person teen", "vijana": "teens young people",
+    "mama": "mother woman", "baba": "father man", "mzee": "elderly senior", "wazee": "elderly seniors",
+    "mwanamke": "woman female", "wanawake": "women female", "mwanaume": "man male", "wanaume": "men male",
+    "kike": "female", "kiume": "male", "mume": "husband", "mke": "wife", "mpenzi": "partner",
+    "wapenzi": "couple partners", "marafiki": "friends", "rafiki": "friend", "familia": "family",
+    "kikundi": "group", "kundi": "group", "wanafunzi": "students", "mwanafunzi": "student",
+    "mhudumu": "staff attendant therapist", "wahudumu": "staff attendants therapists",
+    "mfanyakazi": "staff employee", "wafanyakazi": "staff employees", "meneja": "manager",
+    "daktari": "doctor", "bibi": "bride grandmother", "harusi": "wedding", "arusi": "wedding",
+    "mchumba": "fiance", "mimba": "pregnancy pregnant", "mjamzito": "pregnant pregnancy",
+    # body, health and care
+    "mwili": "body", "ngozi": "skin", "uso": "face", "nywele": "hair", "kucha": "nails",
+    "mikono": "hands", "mkono": "hand", "miguu": "feet legs", "mguu": "foot leg", "mgongo": "back",
+    "shingo": "neck", "mabega": "shoulders", "misuli": "muscles", "maumivu": "pain",
+    "ugonjwa": "illness condition", "mgonjwa": "sick", "dawa": "medicine medication",
+    "mzio": "allergy", "aleji": "allergy", "karanga": "nuts peanuts", "mafuta": "oil oils",
+    "sabuni": "soap", "manukato": "perfume scent", "vipodozi": "makeup cosmetics",
+    "shinikizo": "pressure blood pressure", "kisukari": "diabetes", "upasuaji": "surgery",
+    "jeraha": "injury wound", "kuumia": "injury hurt", "afya": "health", "fomu": "form",
+    "matibabu": "treatment", "huduma": "service treatment",
+    "masaji": "massage", "kusugua": "scrub", "vifaa": "tools equipment", "kifaa": "tool equipment",
+    # common adjectives
+    "kubwa": "large big", "ndogo": "small", "mdogo": "small young", "mpya": "new", "zamani": "old",
+    "nzuri": "good", "bora": "best", "haraka": "quick fast", "polepole": "slow gentle",
+    "laini": "soft gentle light", "ngumu": "hard firm", "nguvu": "strong firm pressure",
+    "peke": "only alone", "mchanganyiko": "mixed", "pamoja": "together",
+}
+
+ROOTS: dict[str, str] = {
+    # booking and changes (verb stems)
+    "weka nafasi": "book reserve", "bukisha": "book booking", "buki": "book booking",
+    "ghairi": "cancel", "ahirish": "postpone reschedule", "badilish": "change reschedule",
+    "thibitish": "confirm", "subiri": "wait", "ngoje": "wait",
+    "chelew": "late delay", "wahi": "early on time", "fika": "arrive", "fike": "arrive",
+    "kuja": "come",
+    # opening
+    "fungu": "open", "fungw": "closed", "funga": "close", "funge": "close",
+    # money
+    "lipa": "pay payment", "lipi": "pay charged", "lipw": "paid pay", "rudish": "refund return",
+    "rejesh": "refund return", "nunua": "buy", "tuma": "send",
+    "pungu": "discount reduce", "tozw": "charged fee",
+    # getting there and facilities
+    "egesh": "park parking", "paki": "park parking", "shuka": "drop off",
+    "ogelea": "swim swimming", "ogesh": "shower wash", "pasha": "warm heat",
+    # care and treatment
+    "kanda": "massage", "sugu": "scrub", "paka": "apply",
+    "podo": "makeup", "safish": "clean", "tibiw": "treated", "osha": "wash",
+    "suka": "braid", "pumzik": "relax rest",
+    # rules
+    "ruhusi": "allowed permitted", "ruhusiw": "allowed permitted", "kataz": "forbidden not allowed",
+    "vuta": "smoke", "leta": "bring", "lete": "bring",
+    "omba": "request ask", "chagu": "choose", "fanyi": "done for", "hitaj": "need",
+}
+
+# Swahili function words that carry no search meaning (question particles, pronouns, connectives).
+STOPWORDS: frozenset[str] = frozenset(
+    """
+    na ya wa za la cha vya kwa katika ni si kama au ama lakini pia tu sana hii hiyo ile huyu yule hawa
+    wale hapa pale huko kule je nini gani vipi kwanini mimi wewe yeye sisi nyinyi wao yangu yako yake
+    yetu yenu yao wangu wako wake wetu wenu wao langu lako lake kwangu kwako kwake kwetu kwenu kwao
+    ndio ndiyo hapana sawa hata bado tena kila kitu vitu mtu watu hivyo hivi basi halafu kisha kwamba
+    ili kabla baada mpaka hadi tangu bila zaidi kuliko hasa kweli fulani ngapi nani niko uko yuko
+    tuko mko wako naweza unaweza anaweza tunaweza mnaweza wanaweza inawezekana nataka tunataka
+    msee bro sasa poa ata
+    """.split()
+)
+
+# Words customers drop into Swahili or Sheng sentences that are already English (loanwords stay as
+# they are; listing the common ones lets mixed messages keep them for keyword search).
+LOANWORDS: frozenset[str] = frozenset(
+    """
+    massage facial pedicure manicure gel acrylic spa sauna steam parking deposit booking book walk
+    walk-in birthday party wedding bridal card cash mpesa m-pesa till paybill voucher discount wifi
+    menu delivery takeaway reservation room hotel breakfast lunch dinner check-in checkout wax waxing
+    nails hair salon braids scrub oil oils appointment receipt refund credit bank visa mastercard
+    taxi uber bolt lift shower locker towel robe therapist doctor allergy pregnancy prenatal
+    """.split()
+)

@@ -1,0 +1,336 @@
+"""fetch_snippets: the one retrieval seam (DESIGN.md section 4), inline and hybrid modes."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from time import perf_counter
+
+from django.db import connection
+
+from knowledge.embeddings import EmbeddingError, embed_query
+from knowledge.retrieval import candidates as sql
+from knowledge.retrieval.candidates import Candidate, QueryText
+from knowledge.retrieval.config import effective_mode, retrieval_settings_get, tenant_today, token_budget
+from knowledge.retrieval.filters import Filters, filters_clean
+from knowledge.retrieval.fusion import TRUNCATE_TOP, Weights, apply_threshold, fuse, pack, rank
+from knowledge.retrieval.graduation import graduation_check_after_overflow
+from knowledge.retrieval.language import Expansion, QueryLanguage, detect_language, expand_swahili, tokens
+from knowledge.retrieval.relevance import decide
+from knowledge.retrieval.rewrite import query_rewrite
+from knowledge.retrieval.trivial import is_trivial
+from knowledge.retrieval.types import Retrieval, RetrievedSnippet, retrieval_from_dict
+from telemetry.models import EventName
+from telemetry.services import event_record
+
+logger = logging.getLogger(__name__)
+
+# Intent -> categories for inline mode (the Ratiba Phase-0 routing); other intents see everything.
+ROUTES: dict[str, tuple[str, ...]] = {"services": ("service", "general"), "hours": ("hours", "general")}
+RELATED_SEEDS = 3  # related snippets are taken from this many top results
+RELATED_MAX = 3  # and at most this many are added
+MAX_QUERY_CHARS = 2000
+
+
+@dataclass
+class PreparedQuery:
+    """The customer's text turned into what the searches need."""
+
+    text: str
+    language: QueryLanguage
+    expansion: Expansion | None
+    rewrite: str | None
+    query: QueryText
+    embedding_text: str
+
+
+def _or_text(words: list[str]) -> str:
+    # Word tokens only, joined by "or": websearch_to_tsquery then means "any of these words", and no
+    # operator the customer typed (quotes, -, or, &, |, !, :*) survives to change the query's meaning.
+    unique = [word for word in dict.fromkeys(words) if word != "or"]
+    return " or ".join(unique)
+
+
+def prepare_query(text: str) -> PreparedQuery:
+    """Detect the language, expand Swahili with the glossary (and the hosted LLM when configured)."""
+    # NUL bytes cannot reach Postgres text parameters; other control characters carry no meaning.
+    text = "".join(ch if ch.isprintable() or ch in " \n\t" else " " for ch in (text or "")[:MAX_QUERY_CHARS])
+    language = detect_language(text)
+    words = tokens(text)
+    if language.language == "sw" or language.mixed:
+        expansion = expand_swahili(text)
+        rewrite = query_rewrite(query=text, language="sw")
+        english = expansion.text if rewrite is None else f"{rewrite} {expansion.text}"
+        english_words = tokens(english)
+        content = " ".join([*english_words, *expansion.unknown])
+        query = QueryText(or_text=_or_text([*words, *english_words]), and_text=" ".join(english_words or words),
+                          content_text=content or text)
+        embedding_text = english if english_words else text
+        return PreparedQuery(text=text, language=language, expansion=expansion, rewrite=rewrite, query=query,
+                             embedding_text=embedding_text)
+    query = QueryText(or_text=_or_text([*words, *_swahili_equivalents(words)]), and_text=" ".join(words),
+                      content_text=text)
+    return PreparedQuery(text=text, language=language, expansion=None, rewrite=None, query=query,
+                         embedding_text=text)
+
+
+def _swahili_equivalents(words: list[str]) -> list[str]:
+    """Swahili words for English query words, so an English question also finds Swahili snippets."""
+    from knowledge.retrieval.glossary_sw import WORDS
+    from knowledge.retrieval.language import is_english_stopword
+
+    wanted = {word for word in words if len(word) > 2 and not is_english_stopword(word)}
+    found = [swahili for swahili, english in WORDS.items() if wanted.intersection(english.split())]
+    return found[:12]
+
+
+def _session_last_retrieval(session) -> Retrieval | None:
+    """The session's last retrieval: `session.last_retrieval` may be a Retrieval, a dict stored with
+    retrieval_to_dict, or a callable returning either (conversations owns how it is stored)."""
+    if session is None:
+        return None
+    value = getattr(session, "last_retrieval", None)
+    if callable(value):
+        value = value()
+    if isinstance(value, Retrieval):
+        return value
+    if isinstance(value, dict):
+        return retrieval_from_dict(value)
+    return None
+
+
+def fetch_snippets(intent: str, *, query: str, channel: str, limit: int = 20, max_chars: int = 6000,
+                   filters: dict | None = None, session=None) -> Retrieval:
+    """Ranked knowledge for a turn: inline (whole routed KB) or hybrid (vector + keyword), per tenant mode.
+
+    Trivial turns ("ok", "asante") skip embedding and retrieval and reuse the session's last retrieval.
+    Raises FilterError for invalid filters.
+    """
+    if is_trivial(query):
+        started = perf_counter()
+        last = _session_last_retrieval(session)
+        if last is not None:
+            return replace(last, intent=intent, query=query, channel=channel, trivial=True, embedding_ms=0.0,
+                           retrieval_ms=round((perf_counter() - started) * 1000, 3),
+                           debug={"trivial": True, "reused_last_retrieval": True})
+        settings_row = retrieval_settings_get()
+        return Retrieval(intent=intent, query=query, channel=channel, mode=effective_mode(settings_row),
+                         trivial=True, empty=True, retrieval_ms=round((perf_counter() - started) * 1000, 3),
+                         debug={"trivial": True, "reused_last_retrieval": False})
+    return retrieve(intent=intent, query=query, channel=channel, limit=limit, max_chars=max_chars,
+                    filters=filters, session=session)
+
+
+def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_chars: int = 6000,
+             filters: dict | Filters | None = None, session=None, k: int | None = None,
+             mode: str | None = None, record: bool = True) -> Retrieval:
+    """Run retrieval without the trivial-turn shortcut (the API and the admin's test page call this).
+    `k` overrides the number of primary results; `mode` forces "inline" or "hybrid"; `record=False`
+    (the owner's test page) records no overflow event and never changes the mode."""
+    cleaned = filters_clean(filters)
+    # One cursor for every statement of the retrieval: django-tenants sets the search path once per cursor.
+    with connection.cursor() as cursor:
+        settings_row = retrieval_settings_get(cursor=cursor)
+        run_mode = mode or effective_mode(settings_row)
+        started = perf_counter()
+        prepared = prepare_query(query)
+        vector, embedding_ms, embed_error = _embed(prepared.embedding_text)
+        prepared.query.vector = vector
+        db_started = perf_counter()
+        result = Retrieval(intent=intent, query=query, channel=channel, mode=run_mode,
+                           language=prepared.language.language)
+        result.debug["query"] = {
+            "text": prepared.text, "language": prepared.language.language,
+            "swahili_share": prepared.language.swahili_share, "mixed": prepared.language.mixed,
+            "glossary": prepared.expansion.text if prepared.expansion else "",
+            "unknown_words": prepared.expansion.unknown if prepared.expansion else [],
+            "rewrite": prepared.rewrite, "keyword_query": prepared.query.or_text,
+            "embedded_text": prepared.embedding_text, "embedding_error": embed_error,
+            "filters": cleaned.as_dict(),
+        }
+        weights = Weights.from_settings(settings_row)
+        if run_mode == "inline":
+            pool = _inline(result, settings_row=settings_row, intent=intent, channel=channel, limit=limit,
+                           max_chars=max_chars, filters=cleaned, prepared=prepared, weights=weights,
+                           session=session, record=record, cursor=cursor)
+        else:
+            pool = _hybrid(result, settings_row=settings_row, channel=channel,
+                           k=k or min(limit, settings_row.top_k), filters=cleaned, prepared=prepared,
+                           weights=weights, embed_failed=vector is None, session=session, cursor=cursor)
+    decision = decide(pool, language=prepared.language.language)
+    result.relevance = round(decision.probability, 4)
+    result.refusal_reason = decision.refusal_reason if not result.empty else "no_relevant_context"
+    result.debug["refusal"] = {"probability": round(decision.probability, 4), "threshold": decision.threshold,
+                               "signals": decision.signals.as_dict(), "refusal_reason": result.refusal_reason}
+    result.embedding_ms = round(embedding_ms, 3)
+    result.retrieval_ms = round((perf_counter() - db_started) * 1000, 3)
+    result.debug["total_ms"] = round((perf_counter() - started) * 1000, 3)
+    if record and result.overflowed and settings_row.mode == "auto" and run_mode == "inline" and mode is None:
+        if graduation_check_after_overflow(settings_row):
+            result.debug["graduated"] = True
+    return result
+
+
+def _embed(text: str) -> tuple[list[float] | None, float, str | None]:
+    started = perf_counter()
+    try:
+        vector = embed_query(text)
+    except EmbeddingError as exc:
+        logger.warning("query embedding failed, keyword search only: %s", exc)
+        return None, (perf_counter() - started) * 1000, str(exc)
+    return vector, (perf_counter() - started) * 1000, None
+
+
+def _snippet(candidate: Candidate) -> RetrievedSnippet:
+    return RetrievedSnippet(
+        key=candidate.key, version=candidate.version, title=candidate.title, body=candidate.body,
+        category=candidate.category, score=round(candidate.score, 4), match_type=candidate.match_type,
+        token_count=candidate.token_count, status=candidate.status,
+        similarity=None if candidate.similarity is None else round(candidate.similarity, 4),
+        last_reviewed_at=candidate.last_reviewed_at.isoformat() if candidate.last_reviewed_at else None,
+        source=candidate.source, citation=dict(candidate.citation), truncated=candidate.truncated)
+
+
+def _fusion_row(c: Candidate, weights: Weights) -> dict:
+    return {
+        "key": c.key, "version": c.version, "similarity": None if c.similarity is None else round(c.similarity, 4),
+        "vector_score": round(c.vector_score, 4), "keyword_rank": round(c.keyword_rank, 4),
+        "keyword_score": round(c.keyword_score, 4), "heading_score": round(c.heading_score, 4),
+        "coverage": round(c.coverage, 4), "fused": round(c.fused, 4), "boost": round(c.boost, 4),
+        "penalty": round(c.penalty, 4), "score": round(c.score, 4), "status": c.status,
+        "tokens": c.token_count, "pending": c.pending, "vector_rank": c.vector_rank, "fts_rank": c.fts_rank,
+        "formula": (f"{weights.vector:g}×{c.vector_score:.3f} + {weights.keyword:g}×{c.keyword_score:.3f} + "
+                    f"{weights.heading:g}×{c.heading_score:.3f} = {c.fused:.3f}; "
+                    f"+{c.boost:.2f} boost −{c.penalty:.2f} penalty = {c.score:.3f}"),
+    }
+
+
+def _chunk_candidates(*, prepared: PreparedQuery, filters: Filters, session, limit: int) -> list[Candidate]:
+    """Live document chunks the turn may read (knowledge.collections), as candidates."""
+    from knowledge.collections.search import chunk_candidates
+
+    return chunk_candidates(query=prepared.query, filters=filters, session=session, limit=limit)
+
+
+def _inline(result: Retrieval, *, settings_row, intent: str, channel: str, limit: int, max_chars: int,
+            filters: Filters, prepared: PreparedQuery, weights: Weights, session=None,
+            record: bool = True, cursor=None) -> list[Candidate]:
+    """The whole routed KB, newest first, cut at `limit` / `max_chars`; then ranked for citations."""
+    routes = ROUTES.get(intent)
+    where, params = sql.eligibility_sql(channel=channel, today=tenant_today(), filters=filters, categories=routes)
+    rows, total = sql.inline_rows(where=where, params=params, limit=max(limit, 0), cursor=cursor)
+    chosen: list[int] = []
+    chars = 0
+    cut_by = None
+    for row_id, length in rows:
+        if chars + length > max_chars:
+            cut_by = "max_chars"
+            break
+        chosen.append(row_id)
+        chars += length
+    if cut_by is None and total > len(chosen):
+        cut_by = "limit"
+    result.overflowed = len(chosen) < total
+    if result.overflowed and record:
+        event_record(name=EventName.KNOWLEDGE_OVERFLOW,
+                     payload={"intent": intent, "returned": len(chosen), "total": total})
+    pool = sql.snippet_signals(ids=chosen, query=prepared.query, cursor=cursor) if not filters.collections else []
+    fuse(pool, weights)
+    for candidate in pool:
+        candidate.match_type = "inline"
+    # Document chunks are too many to inline: the relevant ones (above the similarity threshold) join
+    # within what is left of the caps.
+    chunks = _chunk_candidates(prepared=prepared, filters=filters, session=session, limit=limit)
+    fuse(chunks, weights)
+    room = max(limit - len(pool), 0)
+    for chunk in rank([c for c in chunks if (c.similarity or 0) >= settings_row.similarity_threshold]):
+        if room <= 0 or chars + len(chunk.body) > max_chars:
+            break
+        chunk.match_type = "inline"
+        pool.append(chunk)
+        chars += len(chunk.body)
+        room -= 1
+    ranked = rank(pool)
+    result.snippets = [_snippet(candidate) for candidate in ranked]
+    result.candidate_count = total
+    result.returned_count = len(ranked)
+    result.retrieved_tokens = sum(candidate.token_count for candidate in ranked)
+    result.empty = not ranked
+    result.debug["inline"] = {"routes": list(routes) if routes else "all", "total": total,
+                              "returned": len(chosen), "characters": chars, "limit": limit,
+                              "max_chars": max_chars, "cut_by": cut_by}
+    result.debug["fusion"] = [_fusion_row(candidate, weights) for candidate in ranked]
+    return pool
+
+
+def _hybrid(result: Retrieval, *, settings_row, channel: str, k: int, filters: Filters, prepared: PreparedQuery,
+            weights: Weights, embed_failed: bool, session=None, cursor=None) -> list[Candidate]:
+    """Vector + keyword candidates, fused, boosted, thresholded, packed; related snippets added."""
+    k = max(1, k)
+    per_search = k * max(1, settings_row.overretrieve_factor)
+    where, params = sql.eligibility_sql(channel=channel, today=tenant_today(), filters=filters)
+    # Snippets belong to no collection: a collection filter searches document chunks only.
+    search_snippets = not filters.collections
+    found = (sql.hybrid_candidates(where=where, params=params, query=prepared.query, limit=per_search,
+                                   pool_cap=settings_row.fts_candidate_cap, exact=bool(filters.keys),
+                                   cursor=cursor)
+             if search_snippets else None)
+    pool = list(found.candidates) if found else []
+    strategy = found.strategy if found else "none"
+    if found is None or found.has_collections:
+        pool += _chunk_candidates(prepared=prepared, filters=filters, session=session, limit=per_search)
+    fuse(pool, weights)
+    threshold = apply_threshold(pool, threshold=settings_row.similarity_threshold)
+    ranked = rank(threshold.kept)
+    budget = token_budget(settings_row, channel)
+    packing = pack(ranked, budget=budget, k=k, truncate_top=TRUNCATE_TOP)
+
+    # 1-hop related context of the top results, packed into what is left of the budget.
+    seeds = packing.packed[:RELATED_SEEDS]
+    packed_keys = {c.key for c in packing.packed}
+    related_keys = [key for seed in seeds for key in seed.related_keys if key not in packed_keys]
+    related_keys = list(dict.fromkeys(related_keys))
+    related = sql.snippet_related(keys=related_keys, exclude_ids=[c.id for c in packing.packed], where=where,
+                                  params=params, query=prepared.query, cursor=cursor)
+    fuse(related, weights)
+    for candidate in related:
+        candidate.match_type = "related"
+    related_by_key = {c.key: c for c in related}
+    related_ordered = [related_by_key[key] for key in related_keys if key in related_by_key]
+    related_packing = pack(related_ordered, budget=budget, k=RELATED_MAX, used_tokens=packing.used_tokens)
+
+    result.snippets = [_snippet(c) for c in packing.packed] + [_snippet(c) for c in related_packing.packed]
+    result.fallback_used = threshold.fallback_used or (embed_failed and bool(packing.packed))
+    result.candidate_count = len(pool)
+    result.returned_count = len(result.snippets)
+    result.skipped_for_budget = sum(1 for _c, why in packing.skipped if not why.startswith("beyond"))
+    result.retrieved_tokens = related_packing.used_tokens
+    result.empty = not packing.packed
+    snippet_pool = found.candidates if found else []
+    vector_hits = [c for c in snippet_pool if c.vector_rank]
+    keyword_hits = [c for c in snippet_pool if c.fts_rank]
+    result.debug.update({
+        "vector": {"strategy": strategy, "asked": per_search,
+                   "rows": [{"key": c.key, "version": c.version, "similarity": round(c.similarity or 0.0, 4),
+                             "rank": c.vector_rank} for c in sorted(vector_hits, key=lambda c: c.vector_rank)]},
+        "keyword": {"pool_cap": settings_row.fts_candidate_cap, "pool_ranked": found.pool_size if found else 0,
+                    "asked": per_search,
+                    "rows": [{"key": c.key, "version": c.version, "rank_cd": round(c.keyword_rank, 4),
+                              "rank": c.fts_rank} for c in sorted(keyword_hits, key=lambda c: c.fts_rank)]},
+        "fusion": [_fusion_row(c, weights) for c in rank(pool)],
+        "threshold": {"threshold": settings_row.similarity_threshold, "cut": round(threshold.cut, 4),
+                      "fallback_used": threshold.fallback_used,
+                      "kept": [c.key for c in ranked],
+                      "dropped": [{"key": c.key, "similarity": None if c.similarity is None else
+                                   round(c.similarity, 4), "keyword_rank": round(c.keyword_rank, 4)}
+                                  for c in rank(threshold.dropped)]},
+        "packing": {"budget": budget, "k": k, "used_tokens": packing.used_tokens,
+                    "packed": [{"key": c.key, "tokens": c.token_count, "score": round(c.score, 4),
+                                "truncated": c.truncated} for c in packing.packed],
+                    "skipped": [{"key": c.key, "tokens": c.token_count, "reason": why}
+                                for c, why in packing.skipped]},
+        "related": {"seeds": [c.key for c in seeds], "wanted": related_keys,
+                    "packed": [{"key": c.key, "tokens": c.token_count} for c in related_packing.packed],
+                    "skipped": [{"key": c.key, "reason": why} for c, why in related_packing.skipped],
+                    "not_eligible": [key for key in related_keys if key not in related_by_key]},
+    })
+    return pool

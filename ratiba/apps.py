@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class RatibaConfig(AppConfig):
+    name = "ratiba"
+    verbose_name = "Platform"

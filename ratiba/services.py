@@ -1,0 +1,146 @@
+"""Platform writes: tenants, domains and API keys."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from ratiba.models import ApiKey, Domain, Tenant
+
+SCHEMA_RE = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
+RESERVED_SCHEMAS = {"public", "information_schema", "pg_catalog", "pg_toast"}
+KEY_PREFIX = "rk_"
+
+
+class PlatformError(ValueError):
+    """A request the platform cannot carry out, with a message for the operator."""
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    """A freshly issued key: `raw` is shown once and never stored."""
+
+    api_key: ApiKey
+    raw: str
+
+
+def check_schema_name(schema: str) -> None:
+    if not SCHEMA_RE.match(schema) or schema in RESERVED_SCHEMAS or schema.startswith("pg_"):
+        raise PlatformError(
+            f"Invalid schema name {schema!r}: use 2-63 lowercase letters, digits or underscores, starting with a letter."
+        )
+
+
+def tenant_create(*, schema: str, name: str, domain: str, timezone_name: str = "UTC",
+                  languages: list[str] | None = None, currency: str = "KES") -> tuple[Tenant, bool]:
+    """Create a tenant with its schema and primary domain; return (tenant, created). Idempotent."""
+    check_schema_name(schema)
+    domain = domain.strip().lower()
+    existing = Tenant.objects.filter(schema_name=schema).first()
+    if existing is not None:
+        owner = Domain.objects.filter(domain=domain).exclude(tenant=existing).first()
+        if owner is not None:
+            raise PlatformError(f"Domain {domain!r} already belongs to tenant {owner.tenant.schema_name!r}.")
+        Domain.objects.get_or_create(domain=domain, tenant=existing, defaults={"is_primary": not existing.domains.exists()})
+        return existing, False
+    if Domain.objects.filter(domain=domain).exists():
+        raise PlatformError(f"Domain {domain!r} already belongs to another tenant.")
+    tenant = Tenant(schema_name=schema, name=name, timezone=timezone_name, languages=languages or ["en"],
+                    currency=currency)
+    tenant.save()  # creates the schema and runs the tenant migrations
+    Domain.objects.create(domain=domain, tenant=tenant, is_primary=True)
+    alias = host_safe_domain(domain)
+    if alias != domain and not Domain.objects.filter(domain=alias).exists():
+        # Browsers and Django reject "_" in a Host header (aria_spa.localhost): serve a hyphenated alias too.
+        Domain.objects.create(domain=alias, tenant=tenant, is_primary=False)
+    return tenant, True
+
+
+def host_safe_domain(domain: str) -> str:
+    """The domain with underscores (invalid in host names) replaced by hyphens."""
+    return domain.replace("_", "-")
+
+
+def _digest(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def api_key_issue(*, tenant: Tenant, label: str = "") -> IssuedKey:
+    """Issue a new key for a tenant; the raw key is returned once."""
+    prefix = secrets.token_hex(6)
+    raw = f"{KEY_PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
+    api_key = ApiKey.objects.create(tenant=tenant, label=label, prefix=prefix, key_hash=_digest(raw))
+    return IssuedKey(api_key=api_key, raw=raw)
+
+
+def api_key_revoke(*, api_key: ApiKey) -> None:
+    """Revoke a key; it stops working at once."""
+    if api_key.revoked_at is None:
+        api_key.revoked_at = timezone.now()
+        api_key.save(update_fields=["revoked_at"])
+
+
+def api_key_authenticate(*, raw: str, tenant: Tenant) -> ApiKey | None:
+    """Return the active key of `tenant` matching `raw`, or None."""
+    match = re.match(rf"^{KEY_PREFIX}([0-9a-f]{{12}})_[A-Za-z0-9_\-]{{20,80}}$", raw or "")
+    if not match:
+        return None
+    api_key = ApiKey.objects.filter(prefix=match.group(1), revoked_at__isnull=True).first()
+    # Digest compared in constant time; a key of another tenant is the same as no key.
+    if api_key is None or not hmac.compare_digest(api_key.key_hash, _digest(raw)):
+        return None
+    if api_key.tenant_id != tenant.pk:
+        return None
+    now = timezone.now()
+    if api_key.last_used_at is None or (now - api_key.last_used_at).total_seconds() > 60:
+        # Throttled so a busy key does not write on every request.
+        with transaction.atomic():
+            ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+    return api_key
+
+
+def tenant_delete(*, tenant: Tenant) -> None:
+    """Delete a business completely: its schema with every table, then its keys, domains and row."""
+    from django.db import connection
+
+    if tenant.schema_name == "public":
+        raise PlatformError("The public schema cannot be deleted.")
+    check_schema_name(tenant.schema_name)
+    connection.set_schema_to_public()
+    # Dropped first and on its own: dropping inside the ORM's cascade transaction trips
+    # Postgres' "pending trigger events" on the tenant's tables.
+    with connection.cursor() as cursor:
+        cursor.execute(f'DROP SCHEMA IF EXISTS "{tenant.schema_name}" CASCADE')
+    with transaction.atomic():
+        ApiKey.objects.filter(tenant=tenant).delete()
+        Domain.objects.filter(tenant=tenant).delete()
+        Tenant.objects.filter(pk=tenant.pk).delete()
+
+
+TENANT_APP_LABELS = ("knowledge", "conversations", "telemetry")
+# Derived or secret columns left out of an export: vectors are rebuilt by `reembed`.
+EXPORT_EXCLUDED_FIELDS = {"embedding", "search_vector", "password"}
+
+
+def tenant_export(*, tenant: Tenant) -> dict:
+    """Every row of the tenant's own tables, as plain JSON-able dicts keyed by model label."""
+    from django.apps import apps
+    from django.contrib.auth import get_user_model
+    from django_tenants.utils import schema_context
+
+    models = [get_user_model()]
+    for label in TENANT_APP_LABELS:
+        models += list(apps.get_app_config(label).get_models())
+    tables: dict[str, list[dict]] = {}
+    with schema_context(tenant.schema_name):
+        for model in models:
+            fields = [f.attname for f in model._meta.concrete_fields if f.name not in EXPORT_EXCLUDED_FIELDS]
+            tables[model._meta.label] = list(model.objects.order_by("pk").values(*fields))
+    return {"tenant": {"schema": tenant.schema_name, "name": tenant.name, "timezone": tenant.timezone,
+                       "domains": [d.domain for d in tenant.domains.all()]},
+            "tables": tables}

@@ -1,0 +1,29 @@
+"""Chat tests: a small spa seeded in the test tenant (real local embeddings, real database)."""
+import sys
+from pathlib import Path
+
+import pytest
+
+# chat_kb.py / chat_http.py sit beside the tests (no package: test basenames are unique across the suite).
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.fixture
+def spa(tenant):
+    """The test tenant with services, weekly and special hours, and six embedded snippets."""
+    from chat_kb import seed_all
+
+    seed_all()
+    return tenant
+
+
+@pytest.fixture
+def chat(spa, api_client):
+    """POST a turn as JSON: chat(message=..., **fields) -> (status, body)."""
+    client, headers = api_client
+
+    def post(path: str = "/api/v1/chat/turns/", **payload):
+        response = client.post(path, data=payload, content_type="application/json", **headers)
+        return response
+
+    return post

@@ -1,0 +1,117 @@
+"""Structured facts: prices like `KES 4,500`, today's and named dates' hours in the tenant's zone."""
+from __future__ import annotations
+
+from datetime import date, datetime, timezone as dt_timezone
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+
+from chat_kb import seed_facts
+from conversations import facts
+from conversations.facts import facts_for, format_money, match_services, resolve_dates, services_list
+
+
+@pytest.fixture
+def nairobi(tenant):
+    previous = tenant.timezone
+    connection.tenant.timezone = "Africa/Nairobi"
+    yield tenant
+    connection.tenant.timezone = previous
+
+
+def test_money_is_formatted_with_thousands_separator_and_currency_code():
+    assert format_money(Decimal("4500.00"), "KES") == "KES 4,500"
+    assert format_money("16500", "kes") == "KES 16,500"
+    assert format_money(Decimal("1234.5"), "USD") == "USD 1,234.50"
+    assert format_money(0, "KES") == "KES 0"
+
+
+def test_services_list_formats_prices_in_the_owners_order(tenant):
+    seed_facts()
+    listed = services_list()
+    assert [s.name for s in listed][:2] == ["Swedish Relaxation Massage", "Deep Tissue Massage"]
+    assert listed[0].price_text == "KES 4,500"
+    assert listed[-1].price_text == "KES 16,500"
+    assert listed[0].duration_minutes == 60
+
+
+def test_services_named_with_typos_are_matched(tenant):
+    seed_facts()
+    listed = services_list()
+    assert match_services("hw much is deep tisue massage", listed) == ["Deep Tissue Massage"]
+    assert match_services("How much is a Swedish massage?", listed) == ["Swedish Relaxation Massage"]
+    assert match_services("Bei ya pedicure ni ngapi?", listed) == ["Spa Pedicure"]
+    assert match_services("What treatments do you offer?", listed) == []
+
+
+def test_todays_hours_use_the_tenants_time_zone(nairobi):
+    seed_facts()
+    # 22:30 UTC on Friday 12 June 2026 is already Saturday 13 June in Nairobi (UTC+3).
+    now = datetime(2026, 6, 12, 22, 30, tzinfo=dt_timezone.utc)
+    result = facts_for(intent="hours", message="are you open now?", now=now)
+    assert result.today == date(2026, 6, 13)
+    assert [d.to_dict() for d in result.days] == [{
+        "date": "2026-06-13", "label": "today", "weekday": "Saturday", "closed": False,
+        "ranges": [["09:00", "19:00"]], "special": False, "note": ""}]
+    assert result.days[0].sentence() == "Saturday 13 June 2026: open 09:00-19:00."
+    assert result.weekly["Sunday"] == "10:00-17:00"
+
+
+def test_a_named_holiday_resolves_to_its_special_hours(nairobi):
+    seed_facts()
+    now = datetime(2026, 6, 10, 9, 0, tzinfo=dt_timezone.utc)
+    result = facts_for(intent="hours", message="Are you open on Christmas Eve?", now=now)
+    assert [(d.date, d.ranges and f"{d.ranges[0][0]:%H:%M}-{d.ranges[0][1]:%H:%M}", d.special) for d in result.days] \
+        == [(date(2026, 12, 24), "09:00-15:00", True)]
+    assert result.days[0].sentence() == "Thursday 24 December 2026 (Christmas Eve, early close): open 09:00-15:00."
+
+
+def test_a_closed_special_day_says_closed_in_english_and_swahili(nairobi):
+    seed_facts()
+    now = datetime(2026, 6, 10, 9, 0, tzinfo=dt_timezone.utc)
+    day = facts_for(intent="hours", message="Are you open on 17 August?", now=now).days[0]
+    assert day.closed and day.date == date(2026, 8, 17)
+    assert day.sentence() == "Monday 17 August 2026 (Closed all day for annual staff training): closed all day."
+    assert day.sentence(language="sw") == ("Jumatatu 17 Agosti 2026 (Closed all day for annual staff training): "
+                                           "tumefunga siku nzima.")
+
+
+def test_holiday_names_from_the_owners_notes_are_understood(nairobi):
+    seed_facts()
+    today = date(2026, 5, 20)
+    assert resolve_dates("Will you still be working on Madaraka Day?", today=today) == [
+        (date(2026, 6, 1), "Madaraka Day")]
+
+
+def test_weekday_words_in_english_swahili_and_whatsapp_spelling(tenant):
+    today = date(2026, 6, 10)  # a Wednesday
+    assert resolve_dates("wat time do u close on sato", today=today) == [(date(2026, 6, 13), "Saturday")]
+    assert resolve_dates("Jumapili mnafungua saa ngapi?", today=today) == [(date(2026, 6, 14), "Sunday")]
+    assert resolve_dates("open tomorrow?", today=today) == [(date(2026, 6, 11), "tomorrow")]
+    assert resolve_dates("mko wazi leo?", today=today) == [(date(2026, 6, 10), "leo")]
+    assert resolve_dates("What about Wednesday?", today=today) == [(date(2026, 6, 10), "Wednesday")]
+
+
+def test_dates_already_past_this_year_roll_to_next_year(tenant):
+    assert resolve_dates("open on 2 January?", today=date(2026, 6, 10)) == [(date(2027, 1, 2), "2 january")]
+    assert resolve_dates("what about 24/12", today=date(2026, 6, 10)) == [(date(2026, 12, 24), "24/12")]
+    assert resolve_dates("New Year's Eve hours?", today=date(2026, 6, 10)) == [(date(2026, 12, 31), "New Year's Eve")]
+
+
+def test_services_facts_carry_cited_sentences(tenant):
+    seed_facts()
+    result = facts_for(intent="services", message="How much is the hot stone massage?")
+    assert result.matched_services == ["Hot Stone Massage"]
+    assert result.sentences() == [(facts.SERVICES_KEY, "Hot Stone Massage: KES 7,500, 90 minutes.")]
+    assert result.sentences(language="sw") == [(facts.SERVICES_KEY, "Hot Stone Massage: KES 7,500, dakika 90.")]
+    assert result.to_dict()["services"][2]["price_text"] == "KES 7,500"
+
+
+def test_the_price_list_is_only_offered_when_it_answers_the_question(tenant):
+    seed_facts()
+    assert facts_for(intent="services", message="Do you do home visits?").services == []
+    assert len(facts_for(intent="services", message="What treatments do you offer?").services) == 6
+    assert len(facts_for(intent="services", message="Huduma gani mnatoa?").services) == 6
+    named = facts_for(intent="services", message="How much is the bridal package?")
+    assert named.matched_services == ["Bridal Glow Package"] and len(named.services) == 6

@@ -1,0 +1,234 @@
+"""Hybrid mode: fusion arithmetic, boost/penalty, threshold, packing, FTS fallback, related expansion, filters."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from retrieval_kb import kb, mode, real_embedder  # noqa: F401 (fixtures)
+from django.utils import timezone
+
+from knowledge import embeddings
+from knowledge.models import SnippetVersion
+from knowledge.retrieval import FilterError, fetch_snippets, retrieve
+from knowledge.retrieval.candidates import Candidate
+from knowledge.retrieval.fusion import MIN_EXCERPT_TOKENS, THRESHOLD_MARGIN, pack
+
+pytestmark = pytest.mark.django_db
+
+
+def primary_keys(result):
+    return [snippet.key for snippet in result.primary]
+
+
+def fusion_row(result, key):
+    return next(row for row in result.debug["fusion"] if row["key"] == key)
+
+
+def test_fused_score_is_the_weighted_sum_plus_boost_minus_penalty(kb, mode):
+    kb.spa()
+    mode("hybrid")
+    result = fetch_snippets("other", query="Is there parking at the spa?", channel="chat")
+    assert result.mode == "hybrid"
+    assert primary_keys(result)[0] == "parking"
+    for row in result.debug["fusion"]:
+        expected = 0.8 * row["vector_score"] + 0.1 * row["keyword_score"] + 0.0 * row["heading_score"]
+        assert row["fused"] == pytest.approx(expected, abs=2e-4)
+        assert row["score"] == pytest.approx(row["fused"] + row["boost"] - row["penalty"], abs=2e-4)
+    parking = fusion_row(result, "parking")
+    assert parking["boost"] == 0.05  # canonical
+    assert parking["keyword_score"] > 0 and parking["heading_score"] == pytest.approx(0.5)  # "parking" of park+spa
+    assert result.snippets[0].score == pytest.approx(parking["score"], abs=1e-4)
+
+
+def test_weights_come_from_the_tenants_settings(kb, mode):
+    kb.spa()
+    mode("hybrid", vector_weight=1.0, keyword_weight=0.0, heading_weight=0.0, canonical_boost=0.0)
+    result = fetch_snippets("other", query="Is there parking?", channel="chat")
+    for row in result.debug["fusion"]:
+        assert row["score"] == pytest.approx(row["vector_score"], abs=2e-4)
+
+
+def test_canonical_outranks_accepted_and_deprecated_is_penalised(kb, mode):
+    body = "Lockers and showers are available in the changing rooms."
+    kb(key="lockers_accepted", title="Lockers", body=body, status="accepted")
+    kb(key="lockers_canonical", title="Lockers", body=body, status="canonical")
+    kb(key="lockers_deprecated", title="Lockers", body=body, status="deprecated")
+    mode("hybrid")
+    result = fetch_snippets("other", query="Do you have lockers?", channel="chat")
+    assert primary_keys(result) == ["lockers_canonical", "lockers_accepted", "lockers_deprecated"]
+    accepted, canonical, deprecated = (fusion_row(result, key) for key in
+                                       ("lockers_accepted", "lockers_canonical", "lockers_deprecated"))
+    assert canonical["fused"] == pytest.approx(accepted["fused"], abs=1e-4)
+    assert canonical["score"] - accepted["score"] == pytest.approx(0.05, abs=1e-4)
+    assert accepted["score"] - deprecated["score"] == pytest.approx(0.15, abs=1e-4)
+
+
+def test_candidates_below_the_similarity_threshold_are_dropped(kb, mode):
+    kb.spa()
+    mode("hybrid", similarity_threshold=0.4)
+    result = fetch_snippets("other", query="Is there parking?", channel="chat")
+    similarities = {row["key"]: row["similarity"] for row in result.debug["fusion"]}
+    assert primary_keys(result) and all(similarities[key] >= 0.4 for key in primary_keys(result))
+    dropped = {row["key"] for row in result.debug["threshold"]["dropped"]}
+    assert dropped == {key for key, value in similarities.items() if value < 0.4}
+    assert "cancellation" in dropped
+    assert result.fallback_used is False
+
+
+def _candidate(key: str, tokens: int) -> Candidate:
+    return Candidate(id=len(key), key=key, version=1, title=key, body="word " * tokens, category="general",
+                     status="accepted", token_count=tokens)
+
+
+def test_packing_skips_a_snippet_that_does_not_fit_and_continues():
+    ranked = [_candidate("a", 50), _candidate("bb", 120), _candidate("big", 400), _candidate("cccc", 20)]
+    packing = pack(ranked, budget=200, k=8, truncate_top=3)
+    # "big" is third but only 30 tokens are left (< MIN_EXCERPT_TOKENS): skipped; the smaller next one fits.
+    assert 200 - 170 < MIN_EXCERPT_TOKENS
+    assert [c.key for c in packing.packed] == ["a", "bb", "cccc"]
+    assert [(c.key, why) for c, why in packing.skipped] == [("big", "needs 400 tokens, 30 left of 200")]
+    assert packing.used_tokens == 190
+
+
+def test_a_top_result_longer_than_the_budget_is_cut_to_a_marked_excerpt(kb, mode):
+    big = kb(key="parking_long", title="Parking", status="canonical",
+             body="Parking in the basement for guests. " + "The basement parking has many details. " * 40)
+    small = kb(key="parking_short", title="Parking short", body="Parking is free in the basement.")
+    assert big.token_count > 300 > small.token_count
+    mode("hybrid", budget_chat_tokens=200, canonical_boost=0.3)  # the long canonical one ranks first
+    result = fetch_snippets("other", query="parking in the basement", channel="chat")
+    assert fusion_row(result, "parking_long")["score"] > fusion_row(result, "parking_short")["score"]
+    first = result.primary[0]
+    assert (first.key, first.truncated) == ("parking_long", True)
+    assert first.body.startswith("Parking in the basement for guests.") and first.body.endswith("…")
+    assert first.token_count <= 200 < big.token_count
+    assert first.citation == {"truncated": True, "full_tokens": big.token_count}
+    assert result.retrieved_tokens <= 200
+    # The short one no longer fits beside it and too little is left for an excerpt: skipped.
+    assert primary_keys(result) == ["parking_long"] and result.skipped_for_budget == 1
+    # Email has its own, larger budget: the long one fits whole.
+    mode("hybrid", budget_chat_tokens=200, budget_email_tokens=2000, canonical_boost=0.3)
+    email = fetch_snippets("other", query="parking in the basement", channel="email")
+    assert (email.primary[0].key, email.primary[0].truncated) == ("parking_long", False)
+
+
+def test_below_the_threshold_the_keyword_matches_are_the_fallback_beside_the_best_matches(kb, mode):
+    kb.spa()
+    mode("hybrid", similarity_threshold=0.95)
+    result = fetch_snippets("other", query="Rhapta Road", channel="chat")
+    assert result.fallback_used is True
+    cut = result.debug["threshold"]["cut"]
+    best = max(row["similarity"] for row in result.debug["fusion"])
+    assert cut == pytest.approx(best - THRESHOLD_MARGIN, abs=2e-4)
+    assert {"location", "parking"} <= set(primary_keys(result))  # the only snippets naming Rhapta Road
+    for snippet in result.primary:
+        row = fusion_row(result, snippet.key)
+        assert row["keyword_rank"] > 0 or row["similarity"] >= cut
+    dropped = {row["key"] for row in result.debug["threshold"]["dropped"]}
+    assert dropped and all(fusion_row(result, key)["similarity"] < cut for key in dropped)
+
+
+def test_without_a_query_vector_keyword_search_alone_is_the_fallback(kb, mode, monkeypatch):
+    kb.spa()
+    mode("hybrid")
+
+    def broken(text):
+        raise embeddings.EmbeddingError("model unavailable", retryable=True)
+
+    monkeypatch.setattr("knowledge.retrieval.pipeline.embed_query", broken)
+    result = fetch_snippets("other", query="Rhapta Road", channel="chat")
+    assert result.fallback_used is True
+    assert sorted(primary_keys(result)) == ["location", "parking"]
+    assert {snippet.match_type for snippet in result.primary} == {"keyword"}
+
+
+def test_an_unrelated_question_is_refused_and_its_weak_matches_stay_ranked(kb, mode):
+    kb.spa()
+    mode("hybrid", similarity_threshold=0.95)
+    result = fetch_snippets("other", query="zebra quantum", channel="chat")
+    assert result.refusal_reason == "no_relevant_context" and result.fallback_used is True
+    # The threshold never empties a result by itself: the refusal model decides; the ranking stays visible.
+    assert result.primary and all(row["keyword_rank"] == 0 for row in result.debug["fusion"])
+    scores = [snippet.score for snippet in result.primary]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_an_empty_knowledge_base_gives_an_empty_refused_result(tenant, mode):
+    mode("hybrid")
+    result = fetch_snippets("other", query="Is there parking?", channel="chat")
+    assert (result.snippets, result.empty, result.refusal_reason) == ([], True, "no_relevant_context")
+
+
+def test_related_snippets_of_the_top_results_are_added_once(kb, mode):
+    kb.spa()
+    mode("hybrid")
+    result = retrieve(intent="other", query="Is there parking?", channel="chat", k=1)
+    assert [(s.key, s.match_type) for s in result.snippets] == [("parking", "hybrid"), ("location", "related")]
+    assert result.debug["related"]["seeds"] == ["parking"]
+
+
+def test_a_related_key_that_is_not_eligible_is_not_added(kb, mode):
+    kb(key="parking", title="Parking", body="Free parking in the basement.", related=["valet"])
+    kb(key="valet", title="Valet", body="Valet parking service.", status="draft")
+    mode("hybrid")
+    result = retrieve(intent="other", query="parking", channel="chat", k=1)
+    assert [(s.key, s.match_type) for s in result.snippets] == [("parking", "hybrid")]
+    assert result.debug["related"]["not_eligible"] == ["valet"]
+
+
+def test_a_version_still_waiting_for_its_embedding_is_found_by_keyword(kb, mode):
+    kb.spa()
+    pending = kb(key="sauna", title="Sauna", body="Our sauna is mixed and swimwear is required.", embed=False)
+    assert pending.embedding_state == "pending"
+    mode("hybrid")
+    result = fetch_snippets("other", query="Do you have a sauna?", channel="chat")
+    sauna = next(snippet for snippet in result.snippets if snippet.key == "sauna")
+    assert (sauna.match_type, sauna.similarity) == ("keyword", None)
+    assert fusion_row(result, "sauna")["pending"] is True
+
+
+@pytest.mark.parametrize("filters, expected", [
+    ({"category": "facility"}, ["location", "parking"]),
+    ({"category": ["facility", "policy"]}, ["cancellation", "location", "parking"]),
+    ({"tags": ["cars"]}, ["parking"]),
+    ({"keys": ["location", "gift_vouchers"]}, ["gift_vouchers", "location"]),
+    ({"channel": "email"}, ["cancellation"]),
+    ({"collection": "brochures"}, []),
+])
+def test_each_filter_restricts_the_candidates(kb, mode, filters, expected):
+    kb.spa()
+    SnippetVersion.objects.filter(key="parking").update(tags=["cars", "basement"])
+    SnippetVersion.objects.exclude(key="cancellation").update(channels=["chat", "whatsapp"])
+    mode("hybrid", similarity_threshold=0.0)
+    result = fetch_snippets("other", query="parking location cancellation vouchers", channel="chat",
+                            filters=filters)
+    assert sorted(primary_keys(result)) == expected
+
+
+def test_updated_since_filter(kb, mode):
+    kb.spa()
+    old = timezone.now() - dt.timedelta(days=30)
+    SnippetVersion.objects.exclude(key="parking").update(updated_at=old)
+    mode("hybrid", similarity_threshold=0.0)
+    since = (timezone.now() - dt.timedelta(days=1)).date().isoformat()
+    result = fetch_snippets("other", query="parking location", channel="chat", filters={"updated_since": since})
+    assert primary_keys(result) == ["parking"]
+
+
+def test_invalid_filters_raise_with_the_field_named(tenant):
+    with pytest.raises(FilterError) as caught:
+        fetch_snippets("other", query="parking", channel="chat",
+                       filters={"category": "spaceships", "updated_since": "yesterday", "colour": "red"})
+    assert set(caught.value.fields) == {"category", "updated_since", "colour"}
+
+
+def test_the_result_carries_what_the_retrieval_log_needs(kb, mode):
+    kb.spa()
+    mode("hybrid")
+    result = fetch_snippets("other", query="Is there parking?", channel="whatsapp")
+    assert result.channel == "whatsapp" and result.intent == "other" and result.language == "en"
+    assert result.candidate_count == len(result.debug["fusion"]) >= result.returned_count == len(result.snippets)
+    assert result.retrieved_tokens == sum(snippet.token_count for snippet in result.snippets)
+    assert result.embedding_ms > 0 and result.retrieval_ms > 0
+    assert result.empty is False and result.refusal_reason is None
+    assert 0.0 <= result.relevance <= 1.0

@@ -1,0 +1,56 @@
+"""Swahili and mixed questions against an English KB, and the calibrated refusal decision."""
+from __future__ import annotations
+
+import pytest
+from retrieval_kb import kb, mode, real_embedder  # noqa: F401 (fixtures)
+
+from knowledge.retrieval import fetch_snippets
+from knowledge.retrieval.language import detect_language, expand_swahili
+from knowledge.retrieval.relevance import MODEL_PATH, load_model
+
+
+@pytest.mark.parametrize("text, language", [
+    ("Is there parking at the spa?", "en"), ("Kuna mahali pa kuegesha gari?", "sw"),
+    ("Mnauza vocha za zawadi?", "sw"), ("Jumapili mnafungua saa ngapi?", "sw"),
+    ("Sasa msee, mnachukua walk-in ama lazima ubook kwanza?", "sw"), ("Do you sell gift vouchers?", "en"),
+])
+def test_it_detects_english_and_swahili(text, language):
+    assert detect_language(text).language == language
+
+
+def test_the_glossary_translates_words_and_verb_stems_and_keeps_loanwords():
+    expansion = expand_swahili("Nikichelewa dakika kumi, mtaniruhusu kwa massage?")
+    assert "late" in expansion.text and "minutes" in expansion.text and "massage" in expansion.text
+    assert "park" in expand_swahili("Kuna mahali pa kuegesha gari?").text
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("question, expected", [
+    ("Kuna mahali pa kuegesha gari?", "parking"),
+    ("Mnauza vocha za zawadi?", "gift_vouchers"),
+    ("Nataka kughairi miadi yangu ya kesho", "cancellation"),
+    ("Kuna parking na mko wapi?", "parking"),
+])
+def test_swahili_questions_find_english_snippets(kb, mode, question, expected):
+    kb.spa()
+    mode("hybrid")
+    result = fetch_snippets("other", query=question, channel="chat")
+    assert result.language == "sw"
+    assert result.primary[0].key == expected
+
+
+def test_the_refusal_model_is_the_fitted_file():
+    model = load_model()
+    assert MODEL_PATH.exists() and model["source"].startswith("bench/fit_refusal.py")
+    assert len(model["features"]) == len(model["coefficients"]) == len(model["means"]) == len(model["scales"])
+
+
+@pytest.mark.django_db
+def test_an_off_topic_question_is_refused_and_a_covered_one_answered(kb, mode):
+    kb.spa()
+    mode("hybrid")
+    answered = fetch_snippets("other", query="Is there parking at the spa?", channel="chat")
+    assert answered.refusal_reason is None and answered.relevance >= load_model()["threshold"]
+    refused = fetch_snippets("other", query="What is the capital city of Mongolia?", channel="chat")
+    assert refused.refusal_reason == "no_relevant_context"
+    assert refused.relevance < load_model()["threshold"]
