@@ -39,6 +39,12 @@ def _fresh_cache():
     from ratiba.celery import app as celery_app
 
     celery_app.conf.task_always_eager = not settings.CELERY_BROKER_URL
+    # Celery keeps "joining would block" in a process-wide global that every eager apply toggles; two eager
+    # tasks overlapping in server threads (browser tests) can leave it stuck on, which then makes the
+    # real-worker tests' result.get() refuse to wait.
+    from celery._state import _set_task_join_will_block
+
+    _set_task_join_will_block(False)
     yield
 
 
