@@ -53,11 +53,11 @@ def base_snippets() -> list[dict]:
 
 
 def base_vectors(bases: list[dict]) -> list[list[float]]:
-    """The model's embedding of each base text (cached on disk: ~15 s to compute)."""
+    """The model's embedding of each base text, then of each base title (cached on disk: ~20 s to compute)."""
     from knowledge.embeddings import embed_texts, embedding_model_name
     from knowledge.services import embedding_text
 
-    texts = [embedding_text(title=b["title"], body=b["body"]) for b in bases]
+    texts = [embedding_text(title=b["title"], body=b["body"]) for b in bases] + [b["title"] for b in bases]
     digest = hashlib.sha256(("\x00".join(texts) + embedding_model_name()).encode()).hexdigest()
     if CACHE.exists():
         cached = json.loads(CACHE.read_text())
@@ -100,27 +100,29 @@ def _sql(cursor, statement: str, params=None):
 
 
 def stage_sources(bases: list[dict], vectors: list[list[float]]) -> None:
-    """Upload the base texts, the scaled 'other' vectors and a noise pool into bench-only tables."""
+    """Upload the base texts, their title vectors, the scaled 'other' vectors and a noise pool into bench-only
+    tables (`vectors`: the full texts' then the titles', as base_vectors returns them)."""
     import numpy as np
     from django.db import connection
 
     from knowledge.tokens import token_estimate
 
     rng = np.random.default_rng(42)
-    matrix = np.asarray(vectors, dtype=np.float32)
+    matrix = np.asarray(vectors[:len(bases)], dtype=np.float32)
+    titles = np.asarray(vectors[len(bases):], dtype=np.float32)
     noise = rng.normal(0.0, NOISE_SIGMA, size=(NOISE_POOL, matrix.shape[1])).astype(np.float32)
     with connection.cursor() as cursor:
         _sql(cursor, "DROP TABLE IF EXISTS bench_base, bench_noise")
         _sql(cursor, "CREATE TABLE bench_base (id int PRIMARY KEY, title text, body text, extra text, category text, "
-                     "tokens int, extra_tokens int, vec vector, other_vec vector)")
+                     "tokens int, extra_tokens int, vec vector, other_vec vector, title_vec vector)")
         _sql(cursor, "CREATE TABLE bench_noise (id int PRIMARY KEY, vec vector)")
-        with cursor.cursor.copy("COPY bench_base (id, title, body, extra, category, tokens, extra_tokens, vec, other_vec) "
-                                "FROM STDIN") as copy:
-            for index, (base, vector) in enumerate(zip(bases, matrix), start=1):
+        with cursor.cursor.copy("COPY bench_base (id, title, body, extra, category, tokens, extra_tokens, vec, other_vec, "
+                                "title_vec) FROM STDIN") as copy:
+            for index, (base, vector, title_vector) in enumerate(zip(bases, matrix, titles, strict=True), start=1):
                 extra = base["body"].split(". ")[0].strip().rstrip(".") + "."
                 copy.write_row([index, base["title"], base["body"], extra, base["category"],
                                 token_estimate(f"{base['title']}\n{base['body']}"), token_estimate(extra),
-                                _literal(vector), _literal(vector * OTHER_WEIGHT)])
+                                _literal(vector), _literal(vector * OTHER_WEIGHT), _literal(title_vector)])
         with cursor.cursor.copy("COPY bench_noise (id, vec) FROM STDIN") as copy:
             for index, vector in enumerate(noise, start=1):
                 copy.write_row([index, _literal(vector)])
@@ -161,8 +163,8 @@ def check_columns(cursor, provided: set[str]) -> None:
 
 INSERT_VERSIONS = f"""
 INSERT INTO {TABLE} (snippet_id, key, version, title, body, category, role, language, channels, tags, status,
-    related_keys, token_count, notes, is_active, activated_at, created_at, updated_at, embedding, embedding_state,
-    embedding_model, embedded_at)
+    related_keys, token_count, notes, is_active, activated_at, created_at, updated_at, embedding, title_embedding,
+    embedding_state, embedding_model, embedded_at)
 SELECT s.id, s.key, 1,
     left(b.title || CASE WHEN s.id > %(bases)s THEN ' (' || o.category || ' ' || (s.id / %(bases)s) || ')' ELSE '' END, 200),
     b.body || ' ' || o.extra,
@@ -172,7 +174,7 @@ SELECT s.id, s.key, 1,
     CASE WHEN s.id %% 10 = 0 THEN ARRAY['syn' || lpad((1 + s.id %% %(n)s)::text, 6, '0')]::varchar[]
          ELSE ARRAY[]::varchar[] END,
     b.tokens + o.extra_tokens, '', true, now(), now() - make_interval(secs => s.id), now(),
-    l2_normalize(b.vec + o.other_vec + z.vec), 'done', %(model)s, now()
+    l2_normalize(b.vec + o.other_vec + z.vec), l2_normalize(b.title_vec + z.vec), 'done', %(model)s, now()
 FROM knowledge_snippet s
 JOIN bench_base b ON b.id = 1 + (s.id - 1) %% %(bases)s
 JOIN bench_base o ON o.id = 1 + (s.id * 7919) %% %(bases)s
@@ -180,7 +182,7 @@ JOIN bench_noise z ON z.id = 1 + (s.id * 104729) %% {NOISE_POOL}
 """
 PROVIDED = {"snippet_id", "key", "version", "title", "body", "category", "role", "language", "channels", "tags",
             "status", "related_keys", "token_count", "notes", "is_active", "activated_at", "created_at",
-            "updated_at", "embedding", "embedding_state", "embedding_model", "embedded_at"}
+            "updated_at", "embedding", "title_embedding", "embedding_state", "embedding_model", "embedded_at"}
 
 
 def load(size: int, n_bases: int) -> dict:

@@ -95,6 +95,9 @@ class SnippetVersion(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # The title alone, embedded too: a customer's question often matches the question an owner wrote as
+    # the title better than title + body together (ADR 0007 §1d).
+    title_embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_state = models.CharField(max_length=10, choices=EmbeddingState.choices,
                                        default=EmbeddingState.PENDING)
     embedding_model = models.CharField(max_length=100, blank=True)
@@ -120,6 +123,8 @@ class SnippetVersion(models.Model):
         indexes = [
             GinIndex(fields=["search_vector"], name="snippet_search_gin"),
             HnswIndex(name="snippet_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64,
+                      opclasses=["vector_cosine_ops"]),
+            HnswIndex(name="snippet_title_embedding_hnsw", fields=["title_embedding"], m=16, ef_construction=64,
                       opclasses=["vector_cosine_ops"]),
             models.Index(fields=["key", "is_active"], name="snippet_key_active"),
             models.Index(fields=["embedding_state"], name="snippet_embedding_state",

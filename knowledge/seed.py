@@ -592,7 +592,7 @@ def _apply_snippets(specs: list[SnippetSpec], report: SeedReport, *, queue_embed
     wanted = {spec.key for spec in specs}
     # One read for every key's history instead of one per snippet.
     history: dict[str, list[SnippetVersion]] = {}
-    for row in (SnippetVersion.objects.defer("embedding", "search_vector").filter(key__in=wanted)
+    for row in (SnippetVersion.objects.defer("embedding", "title_embedding", "search_vector").filter(key__in=wanted)
                 .order_by("key", "-version")):
         history.setdefault(row.key, []).append(row)
     for spec in specs:
@@ -725,7 +725,7 @@ def seed_export(*, tenant=None) -> str:
                      "note": day.note} for day in SpecialDay.objects.prefetch_related("ranges").order_by("date")],
     }
     snippets = []
-    actives = (SnippetVersion.objects.filter(is_active=True).defer("embedding", "search_vector")
+    actives = (SnippetVersion.objects.filter(is_active=True).defer("embedding", "title_embedding", "search_vector")
                .select_related("snippet").order_by("snippet_id"))
     for version in actives:
         item: dict[str, Any] = {"key": version.key, "category": version.category, "role": version.role,

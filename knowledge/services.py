@@ -366,7 +366,8 @@ def snippet_rollback(*, key: str, to_version: int, user=None, enforce_release_ga
         raise SnippetNotFound(f"Snippet {key!r} has no version {to_version}.")
     content = _content_of(source)
     content["notes"] = f"Rollback to v{to_version}." + (f" {source.notes}" if source.notes else "")
-    reuse_embedding = source.embedding_state == EmbeddingState.DONE and source.embedding is not None
+    reuse_embedding = (source.embedding_state == EmbeddingState.DONE and source.embedding is not None
+                       and source.title_embedding is not None)
     # One transaction: the new version, its audit entries and its activation commit together or not at all.
     with transaction.atomic():
         version = snippet_version_create(key=key, **content, created_by=user, activate=False,
@@ -375,7 +376,8 @@ def snippet_rollback(*, key: str, to_version: int, user=None, enforce_release_ga
                detail={"to_content_of": to_version})
         if reuse_embedding:
             SnippetVersion.objects.filter(pk=version.pk).update(
-                embedding=source.embedding, embedding_state=EmbeddingState.DONE,
+                embedding=source.embedding, title_embedding=source.title_embedding,
+                embedding_state=EmbeddingState.DONE,
                 embedding_model=source.embedding_model, embedded_at=timezone.now())
             version.refresh_from_db()
         allowed, _reason = (snippet_version_can_activate(version=version, user=user)
@@ -425,14 +427,18 @@ def snippet_versions_embed(*, version_ids: Iterable[int] | None = None, force: b
     for start in range(0, len(ids), batch_size):
         rows = list(SnippetVersion.objects.filter(pk__in=ids[start:start + batch_size])
                     .only("pk", "title", "body").order_by("pk"))
-        vectors = embed_texts([embedding_text(title=row.title, body=row.body) for row in rows])
+        # One model call per batch for both vectors: the full text and the title alone.
+        vectors = embed_texts([embedding_text(title=row.title, body=row.body) for row in rows]
+                              + [row.title for row in rows])
         now = timezone.now()
-        for row, vector in zip(rows, vectors, strict=True):
+        for row, vector, title_vector in zip(rows, vectors[:len(rows)], vectors[len(rows):], strict=True):
             row.embedding = vector
+            row.title_embedding = title_vector
             row.embedding_state = EmbeddingState.DONE
             row.embedding_model = model
             row.embedded_at = now
-        SnippetVersion.objects.bulk_update(rows, ["embedding", "embedding_state", "embedding_model", "embedded_at"])
+        SnippetVersion.objects.bulk_update(rows, ["embedding", "title_embedding", "embedding_state", "embedding_model",
+                                                  "embedded_at"])
         done += len(rows)
     return done
 

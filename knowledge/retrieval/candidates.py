@@ -42,6 +42,7 @@ class Candidate:
     updated_at: dt.datetime | None = None
     pending: bool = False  # no embedding yet: only keyword search can find it
     similarity: float | None = None  # cosine similarity to the query (None without an embedding)
+    title_similarity: float | None = None  # cosine similarity of the title alone (snippets only)
     keyword_rank: float = 0.0  # ts_rank_cd against the OR query
     matched_terms: int = 0  # query content lexemes present in the search document
     heading_terms: int = 0  # query content lexemes present in the title/key (or heading path)
@@ -61,6 +62,11 @@ class Candidate:
     fused: float = 0.0
     score: float = 0.0
     match_type: str = ""
+
+    @property
+    def match_similarity(self) -> float:
+        """How close the snippet is to the query by meaning: the better of its full text and its title."""
+        return max(self.similarity or 0.0, self.title_similarity or 0.0)
 
     @property
     def coverage(self) -> float:
@@ -195,7 +201,9 @@ _SNIPPET_COLUMNS = """
     (SELECT count(*) FROM unnest(q.lex) AS l(x) WHERE l.x = ANY(d.doc_lex)) AS matched,
     (SELECT count(*) FROM unnest(q.lex) AS l(x) WHERE l.x = ANY(d.title_lex)) AS heading,
     cardinality(q.lex) AS query_terms,
-    coalesce((SELECT sum(w.idf) FROM w WHERE w.lexeme = ANY(d.doc_lex)), 0) / wt.total AS idf_coverage
+    coalesce((SELECT sum(w.idf) FROM w WHERE w.lexeme = ANY(d.doc_lex)), 0) / wt.total AS idf_coverage,
+    CASE WHEN v.title_embedding IS NULL OR %(q_vec)s::vector IS NULL THEN NULL
+         ELSE 1 - (v.title_embedding <=> %(q_vec)s::vector) END AS title_similarity
 """
 # Each candidate's lexemes, computed once per row (not once per query word).
 _SNIPPET_LEXEMES = """
@@ -211,7 +219,8 @@ def _rows_to_candidates(rows: list[tuple], offset: int = 0) -> list[Candidate]:
                       related_keys=list(row[o + 8] or []), last_reviewed_at=row[o + 9], updated_at=row[o + 10],
                       pending=row[o + 11], similarity=None if row[o + 12] is None else float(row[o + 12]),
                       keyword_rank=float(row[o + 13] or 0), matched_terms=row[o + 14], heading_terms=row[o + 15],
-                      query_terms=row[o + 16], idf_coverage=float(row[o + 17] or 0))
+                      query_terms=row[o + 16], idf_coverage=float(row[o + 17] or 0),
+                      title_similarity=None if row[o + 18] is None else float(row[o + 18]))
             for row in rows for o in (offset,) if row[o] is not None]
 
 
@@ -260,20 +269,26 @@ def hybrid_candidates(*, where: str, params: dict, query: QueryText, limit: int,
 
 def _hybrid_sql(*, where: str, with_vector: bool, with_keyword: bool, small_table_rows: int) -> str:
     if with_vector:
-        distance = "v.embedding <=> %(q_vec)s::vector"
-        # "+ 0" keeps the planner from answering the exact branch through the HNSW index.
-        vec = f"""
-            cfg AS MATERIALIZED (SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true) IS NOT NULL
-                                        AND set_config('hnsw.ef_search', %(q_ef)s, true) IS NOT NULL AS ready),
-            vec AS (
+        # The nearest rows by full text and, separately, by title (each through its own index); a row
+        # found both ways counts once, with the better similarity.
+        branches = []
+        for column in ("embedding", "title_embedding"):
+            distance = f"v.{column} <=> %(q_vec)s::vector"
+            # "+ 0" keeps the planner from answering the exact branch through the HNSW index.
+            branches.append(f"""
                 (SELECT v.id, 1 - ({distance}) AS sim, 'exact' AS strategy FROM {SNIPPETS} v
-                 WHERE ((SELECT small FROM rel) OR %(q_exact)s) AND {where} AND v.embedding IS NOT NULL
+                 WHERE ((SELECT small FROM rel) OR %(q_exact)s) AND {where} AND v.{column} IS NOT NULL
                  ORDER BY ({distance}) + 0 LIMIT %(q_limit)s)
                 UNION ALL
                 (SELECT v.id, 1 - ({distance}) AS sim, 'hnsw' AS strategy FROM {SNIPPETS} v
                  WHERE NOT ((SELECT small FROM rel) OR %(q_exact)s) AND (SELECT ready FROM cfg)
-                   AND {where} AND v.embedding IS NOT NULL
-                 ORDER BY {distance} LIMIT %(q_limit)s)),"""
+                   AND {where} AND v.{column} IS NOT NULL
+                 ORDER BY {distance} LIMIT %(q_limit)s)""")
+        vec = f"""
+            cfg AS MATERIALIZED (SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true) IS NOT NULL
+                                        AND set_config('hnsw.ef_search', %(q_ef)s, true) IS NOT NULL AS ready),
+            vec_rows AS ({" UNION ALL ".join(branches)}),
+            vec AS (SELECT id, max(sim) AS sim, min(strategy) AS strategy FROM vec_rows GROUP BY id),"""
     else:
         vec = "vec AS (SELECT NULL::bigint AS id, NULL::float8 AS sim, 'none' AS strategy WHERE false),"
     if with_keyword:
@@ -306,8 +321,8 @@ def _hybrid_sql(*, where: str, with_vector: bool, with_keyword: bool, small_tabl
 
 def _hybrid_result(rows: list[tuple]) -> HybridCandidates:
     candidates = _rows_to_candidates(rows, offset=3)
-    flags = {row[3]: (row[3 + 18], row[3 + 19]) for row in rows if row[3] is not None}
-    by_vector = sorted((c for c in candidates if flags[c.id][0]), key=lambda c: (-(c.similarity or 0.0), c.id))
+    flags = {row[3]: (row[3 + 19], row[3 + 20]) for row in rows if row[3] is not None}
+    by_vector = sorted((c for c in candidates if flags[c.id][0]), key=lambda c: (-c.match_similarity, c.id))
     by_keyword = sorted((c for c in candidates if flags[c.id][1] is not None),
                         key=lambda c: (-float(flags[c.id][1]), c.id))
     for position, candidate in enumerate(by_vector, start=1):

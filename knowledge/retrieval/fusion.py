@@ -3,7 +3,8 @@
 fused = vector_weight * similarity + keyword_weight * keyword + heading_weight * heading
 score = fused + canonical_boost (canonical) - deprecated_penalty (deprecated)
 
-- similarity: cosine similarity (0 when the version has no embedding yet);
+- similarity: cosine similarity, the better of the full text's and the title's (0 when the version has no
+  embedding yet);
 - keyword: IDF-weighted coverage: the share of the query's content words found in the candidate, each
   word weighted by its rarity in the tenant's KB (a BM25-like signal Postgres' ts_rank_cd lacks; on the
   development tenant it beat ts_rank_cd scaled by the best rank, see docs/adr/0007-retrieval-fusion-graduation-refusal.md);
@@ -49,7 +50,7 @@ class Weights:
 def fuse(candidates: list[Candidate], weights: Weights) -> None:
     """Fill each candidate's component scores, boost/penalty and final score (in place)."""
     for candidate in candidates:
-        candidate.vector_score = max(candidate.similarity or 0.0, 0.0)
+        candidate.vector_score = max(candidate.match_similarity, 0.0)
         # Document chunks come with plain coverage only (their search module has no IDF weights).
         coverage = candidate.idf_coverage if candidate.source == "snippet" else candidate.coverage
         candidate.keyword_score = min(max(coverage, 0.0), 1.0)
@@ -84,15 +85,16 @@ def apply_threshold(candidates: list[Candidate], *, threshold: float,
     when keyword search found it. When no candidate reaches the threshold itself, the keyword matches are
     kept as well (the SOP's FTS fallback, `fallback_used`); without any vector candidate they are all.
     """
-    similarities = [c.similarity for c in candidates if c.similarity is not None]
+    similarities = [_similarity(c) for c in candidates if _similarity(c) is not None]
     best = max(similarities) if similarities else None
     fallback = best is None or best < threshold
     cut = threshold if best is None else min(threshold, best - margin)
     kept: list[Candidate] = []
     for candidate in candidates:
-        if candidate.similarity is not None and candidate.similarity >= cut:
+        similarity = _similarity(candidate)
+        if similarity is not None and similarity >= cut:
             candidate.match_type = "hybrid" if candidate.keyword_rank > 0 else "vector"
-        elif candidate.keyword_rank > 0 and (candidate.similarity is None or fallback):
+        elif candidate.keyword_rank > 0 and (similarity is None or fallback):
             candidate.match_type = "keyword"
         else:
             continue
@@ -100,6 +102,13 @@ def apply_threshold(candidates: list[Candidate], *, threshold: float,
     kept_ids = {c.id for c in kept}
     return ThresholdResult(kept=kept, dropped=[c for c in candidates if c.id not in kept_ids],
                            fallback_used=fallback and bool(kept), cut=cut)
+
+
+def _similarity(candidate: Candidate) -> float | None:
+    """The similarity the threshold compares (None when the candidate has no vector yet)."""
+    if candidate.similarity is None and candidate.title_similarity is None:
+        return None
+    return candidate.match_similarity
 
 
 @dataclass

@@ -193,6 +193,7 @@ def _snippet(candidate: Candidate) -> RetrievedSnippet:
 def _fusion_row(c: Candidate, weights: Weights) -> dict:
     return {
         "key": c.key, "version": c.version, "similarity": None if c.similarity is None else round(c.similarity, 4),
+        "title_similarity": None if c.title_similarity is None else round(c.title_similarity, 4),
         "vector_score": round(c.vector_score, 4), "keyword_rank": round(c.keyword_rank, 4),
         "keyword_score": round(c.keyword_score, 4), "heading_score": round(c.heading_score, 4),
         "coverage": round(c.coverage, 4), "fused": round(c.fused, 4), "boost": round(c.boost, 4),
@@ -311,6 +312,7 @@ def _hybrid(result: Retrieval, *, settings_row, channel: str, k: int, filters: F
     result.debug.update({
         "vector": {"strategy": strategy, "asked": per_search,
                    "rows": [{"key": c.key, "version": c.version, "similarity": round(c.similarity or 0.0, 4),
+                             "title_similarity": round(c.title_similarity or 0.0, 4),
                              "rank": c.vector_rank} for c in sorted(vector_hits, key=lambda c: c.vector_rank)]},
         "keyword": {"pool_cap": settings_row.fts_candidate_cap, "pool_ranked": found.pool_size if found else 0,
                     "asked": per_search,

@@ -28,6 +28,12 @@ def test_the_task_embeds_with_the_real_local_model(tenant, real_embedder):
     vectors = {key: np.array(v.embedding) for key, v in rows.items()}
     assert vectors["deep_tissue"].shape == (384,)
     assert float(np.linalg.norm(vectors["deep_tissue"])) == pytest.approx(1.0, abs=1e-3)
+    # The title alone gets its own vector, the same one the model gives the bare title.
+    from knowledge.embeddings import embed_texts
+
+    title_vector = np.array(rows["parking"].title_embedding)
+    assert float(title_vector @ np.array(embed_texts(["Parking"])[0])) == pytest.approx(1.0, abs=1e-4)
+    assert float(title_vector @ vectors["parking"]) < 0.99  # not a copy of the full text's vector
     close = float(vectors["deep_tissue"] @ vectors["sports_massage"])
     far = float(vectors["deep_tissue"] @ vectors["parking"])
     assert close > 0.5 and far < 0.2, (close, far)
@@ -39,7 +45,7 @@ def test_the_task_is_idempotent(tenant, fake_embedder):
     version = make_version("parking")
     assert embed_snippet_version(version.pk) == 1
     assert embed_snippet_version(version.pk) == 0
-    assert fake_embedder.calls == [1]
+    assert fake_embedder.calls == [2]  # one model call: the full text and the title
 
 
 def test_a_permanent_provider_error_marks_the_version_failed(tenant, fake_embedder, monkeypatch):
@@ -90,13 +96,14 @@ def test_reembed_embeds_stale_versions_in_batches(tenant, fake_embedder):
         make_version(f"fact-{number}", body=f"Fact number {number}.")
     out = io.StringIO()
     call_command("reembed", "--tenant", "test_tenant", "--batch-size", "2", stdout=out)
-    assert fake_embedder.calls == [2, 2, 1]
+    # Two texts per version (full text, title), one model call per batch.
+    assert fake_embedder.calls == [4, 4, 2]
     assert "test_tenant: 5 version(s) embedded with fake-hash-384" in out.getvalue()
     SnippetVersion.objects.filter(key="fact-0").update(embedding_model="an-old-model")
     call_command("reembed", "--tenant", "test_tenant", stdout=io.StringIO())
-    assert fake_embedder.calls == [2, 2, 1, 1]
+    assert fake_embedder.calls == [4, 4, 2, 2]
     call_command("reembed", "--tenant", "test_tenant", "--force", stdout=io.StringIO())
-    assert fake_embedder.calls == [2, 2, 1, 1, 5]
+    assert fake_embedder.calls == [4, 4, 2, 2, 10]
 
 
 def test_reembed_needs_a_target_and_a_real_tenant(tenant):

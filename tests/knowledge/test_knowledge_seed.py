@@ -88,8 +88,8 @@ def test_it_creates_versions_facts_and_smoke_tests(seeded, fake_embedder):
     christmas = SpecialDay.objects.get(date=dt.date(2026, 12, 25))
     assert (christmas.note, christmas.ranges.count()) == ("Christmas Day, closed", 0)
     assert list(SmokeTest.objects.values_list("query", "expected_keys")) == [("Is there parking?", ["parking"])]
-    # Embedded in one batch after the write, not one call per version.
-    assert fake_embedder.calls == [3]
+    # Embedded in one batch after the write (full text and title of each), not one call per version.
+    assert fake_embedder.calls == [6]
     assert seeded.embedded == 3
     assert set(SnippetVersion.objects.values_list("embedding_state", flat=True)) == {EmbeddingState.DONE}
 

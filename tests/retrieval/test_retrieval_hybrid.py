@@ -40,6 +40,26 @@ def test_fused_score_is_the_weighted_sum_plus_boost_minus_penalty(kb, mode):
     assert result.snippets[0].score == pytest.approx(parking["score"], abs=1e-4)
 
 
+def test_a_title_that_asks_the_question_lifts_the_snippet_by_its_own_vector(kb, mode):
+    kb.spa()
+    kb(key="own_wine", title="Can I bring my own wine?",
+       body="Guests in the garden suite may bring one bottle per party. A corkage fee of KES 500 applies, "
+            "glasses are provided at the bar, and spirits are not allowed on the premises. The suite is "
+            "booked in three-hour slots, with a deposit of 30% taken at booking time.")
+    mode("hybrid")
+    result = fetch_snippets("other", query="Is it okay to bring my own wine?", channel="chat")
+    assert primary_keys(result)[0] == "own_wine"
+    wine = fusion_row(result, "own_wine")
+    # The title alone is closer to the question than title + body: its similarity is the one that counts.
+    assert wine["title_similarity"] > wine["similarity"]
+    for row in result.debug["fusion"]:
+        expected = max(row["similarity"] or 0.0, row["title_similarity"] or 0.0)
+        assert row["vector_score"] == pytest.approx(expected, abs=2e-4)
+    # The answer-or-refuse signals keep the full text's similarity (the calibrated model's input).
+    assert result.debug["refusal"]["signals"]["top_similarity"] == pytest.approx(
+        max(row["similarity"] for row in result.debug["fusion"]), abs=2e-4)
+
+
 def test_weights_come_from_the_tenants_settings(kb, mode):
     kb.spa()
     mode("hybrid", vector_weight=1.0, keyword_weight=0.0, heading_weight=0.0, canonical_boost=0.0)

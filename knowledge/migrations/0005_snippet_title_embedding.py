@@ -1,0 +1,30 @@
+"""A second vector per snippet version, of its title alone, with its own HNSW index (ADR 0007 §1d).
+
+Versions embedded before this migration have no title vector yet: they go back to `pending` (their
+full vector is kept, so vector search keeps finding them) and the periodic sweep embeds both again.
+"""
+import pgvector.django
+from django.conf import settings
+from django.db import migrations
+
+
+def forwards(apps, schema_editor):
+    SnippetVersion = apps.get_model("knowledge", "SnippetVersion")
+    SnippetVersion.objects.filter(title_embedding__isnull=True, embedding_state="done").update(embedding_state="pending")
+
+
+class Migration(migrations.Migration):
+    dependencies = [("knowledge", "0004_retrieval_vector_first_weights")]
+
+    operations = [
+        migrations.AddField(
+            model_name="snippetversion", name="title_embedding",
+            field=pgvector.django.VectorField(blank=True, dimensions=settings.EMBEDDING_DIMENSIONS, null=True),
+        ),
+        migrations.AddIndex(
+            model_name="snippetversion",
+            index=pgvector.django.HnswIndex(ef_construction=64, fields=["title_embedding"], m=16,
+                                            name="snippet_title_embedding_hnsw", opclasses=["vector_cosine_ops"]),
+        ),
+        migrations.RunPython(forwards, migrations.RunPython.noop),
+    ]
