@@ -221,6 +221,8 @@ class RetrievalSettings(models.Model):
     vector_weight = models.FloatField(default=0.8)
     keyword_weight = models.FloatField(default=0.1)
     heading_weight = models.FloatField(default=0.0)
+    # Share of the title's own similarity in the vector score (the rest is the whole snippet's); ADR 0007 §1e.
+    title_weight = models.FloatField(default=0.3)
     canonical_boost = models.FloatField(default=0.05)
     deprecated_penalty = models.FloatField(default=0.15)
     similarity_threshold = models.FloatField(default=0.25)

@@ -1,11 +1,12 @@
-"""A second vector per snippet version, of its title alone, with its own HNSW index (ADR 0007 §1d).
+"""A second vector per snippet version, of its title alone, with its own HNSW index, and the per-tenant
+weight of its similarity in fusion (ADR 0007 §1e).
 
 Versions embedded before this migration have no title vector yet: they go back to `pending` (their
-full vector is kept, so vector search keeps finding them) and the periodic sweep embeds both again.
+whole-snippet vector is kept, so vector search keeps finding them) and the periodic sweep embeds both.
 """
 import pgvector.django
 from django.conf import settings
-from django.db import migrations
+from django.db import migrations, models
 
 
 def forwards(apps, schema_editor):
@@ -26,5 +27,7 @@ class Migration(migrations.Migration):
             index=pgvector.django.HnswIndex(ef_construction=64, fields=["title_embedding"], m=16,
                                             name="snippet_title_embedding_hnsw", opclasses=["vector_cosine_ops"]),
         ),
+        migrations.AddField(model_name="retrievalsettings", name="title_weight",
+                            field=models.FloatField(default=0.3)),
         migrations.RunPython(forwards, migrations.RunPython.noop),
     ]

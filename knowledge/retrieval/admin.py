@@ -59,7 +59,7 @@ class RetrievalSettingsAdmin(TenantOnlyAdmin):
         ("Mode", {"fields": ("mode", "current_mode", "graduated_at", "graduation"),
                   "description": "Automatic: inline while the knowledge base fits the caps, hybrid once "
                                  "knowledge_overflow keeps firing. Pin a mode to override."}),
-        ("Fusion", {"fields": ("vector_weight", "keyword_weight", "heading_weight", "canonical_boost",
+        ("Fusion", {"fields": ("vector_weight", "keyword_weight", "heading_weight", "title_weight", "canonical_boost",
                                "deprecated_penalty", "similarity_threshold")}),
         ("Candidates and budgets", {"fields": ("top_k", "overretrieve_factor", "fts_candidate_cap",
                                                "budget_chat_tokens", "budget_whatsapp_tokens",

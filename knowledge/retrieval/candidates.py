@@ -63,10 +63,11 @@ class Candidate:
     score: float = 0.0
     match_type: str = ""
 
-    @property
-    def match_similarity(self) -> float:
-        """How close the snippet is to the query by meaning: the better of its full text and its title."""
-        return max(self.similarity or 0.0, self.title_similarity or 0.0)
+    def blended_similarity(self, title_weight: float) -> float:
+        """Closeness by meaning: the whole snippet's similarity blended with its title's (when it has one)."""
+        if self.title_similarity is None:
+            return self.similarity or 0.0
+        return (1 - title_weight) * (self.similarity or 0.0) + title_weight * self.title_similarity
 
     @property
     def coverage(self) -> float:
@@ -269,8 +270,8 @@ def hybrid_candidates(*, where: str, params: dict, query: QueryText, limit: int,
 
 def _hybrid_sql(*, where: str, with_vector: bool, with_keyword: bool, small_table_rows: int) -> str:
     if with_vector:
-        # The nearest rows by full text and, separately, by title (each through its own index); a row
-        # found both ways counts once, with the better similarity.
+        # The nearest rows by whole snippet and, separately, by title (each through its own index); a row
+        # found both ways counts once. Fusion blends the two similarities of every candidate.
         branches = []
         for column in ("embedding", "title_embedding"):
             distance = f"v.{column} <=> %(q_vec)s::vector"
@@ -322,7 +323,7 @@ def _hybrid_sql(*, where: str, with_vector: bool, with_keyword: bool, small_tabl
 def _hybrid_result(rows: list[tuple]) -> HybridCandidates:
     candidates = _rows_to_candidates(rows, offset=3)
     flags = {row[3]: (row[3 + 19], row[3 + 20]) for row in rows if row[3] is not None}
-    by_vector = sorted((c for c in candidates if flags[c.id][0]), key=lambda c: (-c.match_similarity, c.id))
+    by_vector = sorted((c for c in candidates if flags[c.id][0]), key=lambda c: (-(c.similarity or 0.0), c.id))
     by_keyword = sorted((c for c in candidates if flags[c.id][1] is not None),
                         key=lambda c: (-float(flags[c.id][1]), c.id))
     for position, candidate in enumerate(by_vector, start=1):

@@ -15,6 +15,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "vector_weight": (0.0, 1.0),
     "keyword_weight": (0.0, 1.0),
     "heading_weight": (0.0, 0.5),
+    "title_weight": (0.0, 1.0),
     "canonical_boost": (0.0, 0.3),
     "deprecated_penalty": (0.0, 1.0),
     "similarity_threshold": (0.0, 0.9),

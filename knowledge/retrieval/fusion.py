@@ -1,10 +1,12 @@
 """Score fusion, threshold and token-budget packing: pure functions over candidates.
 
 fused = vector_weight * similarity + keyword_weight * keyword + heading_weight * heading
+similarity = (1 - title_weight) * whole-snippet cosine + title_weight * title cosine
 score = fused + canonical_boost (canonical) - deprecated_penalty (deprecated)
 
-- similarity: cosine similarity, the better of the full text's and the title's (0 when the version has no
-  embedding yet);
+- similarity: cosine similarity of the whole snippet, blended with its title's alone (a question an owner
+  wrote as the title often matches a customer's wording better than title + body; 0 when the version has
+  no embedding yet);
 - keyword: IDF-weighted coverage: the share of the query's content words found in the candidate, each
   word weighted by its rarity in the tenant's KB (a BM25-like signal Postgres' ts_rank_cd lacks; on the
   development tenant it beat ts_rank_cd scaled by the best rank, see docs/adr/0007-retrieval-fusion-graduation-refusal.md);
@@ -38,19 +40,21 @@ class Weights:
     vector: float = 0.8
     keyword: float = 0.1
     heading: float = 0.0
+    title: float = 0.3
     canonical_boost: float = 0.05
     deprecated_penalty: float = 0.15
 
     @classmethod
     def from_settings(cls, row) -> Weights:
         return cls(vector=row.vector_weight, keyword=row.keyword_weight, heading=row.heading_weight,
+                   title=row.title_weight,
                    canonical_boost=row.canonical_boost, deprecated_penalty=row.deprecated_penalty)
 
 
 def fuse(candidates: list[Candidate], weights: Weights) -> None:
     """Fill each candidate's component scores, boost/penalty and final score (in place)."""
     for candidate in candidates:
-        candidate.vector_score = max(candidate.match_similarity, 0.0)
+        candidate.vector_score = max(candidate.blended_similarity(weights.title), 0.0)
         # Document chunks come with plain coverage only (their search module has no IDF weights).
         coverage = candidate.idf_coverage if candidate.source == "snippet" else candidate.coverage
         candidate.keyword_score = min(max(coverage, 0.0), 1.0)
@@ -85,13 +89,13 @@ def apply_threshold(candidates: list[Candidate], *, threshold: float,
     when keyword search found it. When no candidate reaches the threshold itself, the keyword matches are
     kept as well (the SOP's FTS fallback, `fallback_used`); without any vector candidate they are all.
     """
-    similarities = [_similarity(c) for c in candidates if _similarity(c) is not None]
+    similarities = [c.similarity for c in candidates if c.similarity is not None]
     best = max(similarities) if similarities else None
     fallback = best is None or best < threshold
     cut = threshold if best is None else min(threshold, best - margin)
     kept: list[Candidate] = []
     for candidate in candidates:
-        similarity = _similarity(candidate)
+        similarity = candidate.similarity
         if similarity is not None and similarity >= cut:
             candidate.match_type = "hybrid" if candidate.keyword_rank > 0 else "vector"
         elif candidate.keyword_rank > 0 and (similarity is None or fallback):
@@ -102,13 +106,6 @@ def apply_threshold(candidates: list[Candidate], *, threshold: float,
     kept_ids = {c.id for c in kept}
     return ThresholdResult(kept=kept, dropped=[c for c in candidates if c.id not in kept_ids],
                            fallback_used=fallback and bool(kept), cut=cut)
-
-
-def _similarity(candidate: Candidate) -> float | None:
-    """The similarity the threshold compares (None when the candidate has no vector yet)."""
-    if candidate.similarity is None and candidate.title_similarity is None:
-        return None
-    return candidate.match_similarity
 
 
 @dataclass

@@ -120,11 +120,14 @@ def test_rollback_copies_the_old_content_into_a_new_active_version():
     make_version("parking", body="Free parking.")
     snippet_edit(key="parking", changes={"body": "Paid parking."})
     SnippetVersion.objects.filter(key="parking", version=1).update(
-        embedding=[0.1] * 384, embedding_state=EmbeddingState.DONE, embedding_model="all-MiniLM-L6-v2")
+        embedding=[0.1] * 384, title_embedding=[0.2] * 384, embedding_state=EmbeddingState.DONE,
+        embedding_model="all-MiniLM-L6-v2")
     rolled = snippet_rollback(key="parking", to_version=1)
     assert (rolled.version, rolled.is_active, rolled.body) == (3, True, "Free parking.")
     assert rolled.notes == "Rollback to v1."
+    # Both vectors of the old version are reused: nothing to embed again.
     assert rolled.embedding_state == EmbeddingState.DONE
+    assert list(rolled.title_embedding) == pytest.approx([0.2] * 384)
     assert list(SnippetVersion.objects.filter(key="parking", is_active=True).values_list("version", flat=True)) == [3]
 
 

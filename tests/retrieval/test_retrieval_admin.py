@@ -20,7 +20,8 @@ def owner_client(tenant, tenant_client):
 
 def _form_data(row, **changes):
     data = {name: getattr(row, name) for name in (
-        "mode", "vector_weight", "keyword_weight", "heading_weight", "canonical_boost", "deprecated_penalty",
+        "mode", "vector_weight", "keyword_weight", "heading_weight", "title_weight", "canonical_boost",
+        "deprecated_penalty",
         "similarity_threshold", "top_k", "overretrieve_factor", "budget_chat_tokens", "budget_whatsapp_tokens",
         "budget_email_tokens", "fts_candidate_cap")}
     data.update(changes)
@@ -40,10 +41,11 @@ def test_the_settings_list_opens_the_single_row(owner_client):
 def test_out_of_bounds_values_are_rejected(owner_client):
     row = retrieval_settings_get()
     url = f"/admin/knowledge/retrievalsettings/{row.pk}/change/"
-    response = owner_client.post(url, _form_data(row, similarity_threshold=1.5, top_k=500, budget_chat_tokens=0))
+    response = owner_client.post(url, _form_data(row, similarity_threshold=1.5, top_k=500, budget_chat_tokens=0,
+                                                  title_weight=1.5))
     assert response.status_code == 200
     errors = response.context["adminform"].form.errors
-    assert set(errors) == {"similarity_threshold", "top_k", "budget_chat_tokens"}
+    assert set(errors) == {"similarity_threshold", "top_k", "budget_chat_tokens", "title_weight"}
     assert retrieval_settings_get().similarity_threshold == 0.25
 
 

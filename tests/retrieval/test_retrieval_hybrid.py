@@ -50,11 +50,16 @@ def test_a_title_that_asks_the_question_lifts_the_snippet_by_its_own_vector(kb, 
     result = fetch_snippets("other", query="Is it okay to bring my own wine?", channel="chat")
     assert primary_keys(result)[0] == "own_wine"
     wine = fusion_row(result, "own_wine")
-    # The title alone is closer to the question than title + body: its similarity is the one that counts.
+    # The title alone is closer to the question than title + body, and it counts with the title weight.
     assert wine["title_similarity"] > wine["similarity"]
     for row in result.debug["fusion"]:
-        expected = max(row["similarity"] or 0.0, row["title_similarity"] or 0.0)
+        expected = max(0.7 * row["similarity"] + 0.3 * row["title_similarity"], 0.0)
         assert row["vector_score"] == pytest.approx(expected, abs=2e-4)
+    assert wine["vector_score"] > wine["similarity"]
+    # The weight is the tenant's: at 0 the title's vector is ignored.
+    mode("hybrid", title_weight=0.0)
+    plain = fusion_row(fetch_snippets("other", query="Is it okay to bring my own wine?", channel="chat"), "own_wine")
+    assert plain["vector_score"] == pytest.approx(plain["similarity"], abs=2e-4)
     # The answer-or-refuse signals keep the full text's similarity (the calibrated model's input).
     assert result.debug["refusal"]["signals"]["top_similarity"] == pytest.approx(
         max(row["similarity"] for row in result.debug["fusion"]), abs=2e-4)
