@@ -107,6 +107,8 @@ class Chunk(models.Model):
     text = models.TextField()
     token_count = models.PositiveIntegerField(default=0)
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # Which model made the vector: `reembed` redoes chunks made by another one.
+    embedding_model = models.CharField(max_length=100, blank=True)
     search_vector = models.GeneratedField(
         expression=(
             SearchVector("heading_path", weight="A", config=settings.TEXT_SEARCH_CONFIG)

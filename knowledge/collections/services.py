@@ -17,7 +17,7 @@ from knowledge.collections.chunking import chunk_document, embedding_text
 from knowledge.collections.errors import CollectionConflict, CollectionsError, DocumentTooLarge, InvalidDocument
 from knowledge.collections.models import Chunk, Collection, CollectionScope, Document, DocumentFormat, DocumentStatus
 from knowledge.collections.parsers import check_pdf, decode_text, detect_format, parse_document, title_from_filename
-from knowledge.embeddings import EmbeddingError, embed_texts
+from knowledge.embeddings import EmbeddingError, embed_texts, embedding_model_name
 
 log = logging.getLogger(__name__)
 
@@ -289,10 +289,12 @@ def document_ingest(*, document_id: int, final_attempt: bool = True) -> IngestOu
                         chunks_done=0, updated_at=timezone.now())
                     raise
                 return _fail(document_id, sha256, f"Embedding failed: {exc}")
+            model = embedding_model_name()
             for chunk, vector in zip(batch, vectors):
                 chunk.embedding = vector
+                chunk.embedding_model = model
             with transaction.atomic():
-                Chunk.objects.bulk_update(batch, ["embedding"])
+                Chunk.objects.bulk_update(batch, ["embedding", "embedding_model"])
                 Document.objects.filter(pk=document_id).update(chunks_done=start + len(batch),
                                                                updated_at=timezone.now())
 
@@ -311,3 +313,23 @@ def document_ingest(*, document_id: int, final_attempt: bool = True) -> IngestOu
                 indexed_sha256=sha256, chunks_total=len(chunks), chunks_done=len(chunks),
                 indexed_at=timezone.now(), updated_at=timezone.now())
         return IngestOutcome(outcome="indexed", document_id=document_id, chunks=len(chunks))
+
+
+def chunks_embed(*, force: bool = False, batch_size: int = EMBED_BATCH) -> int:
+    """Re-embed the schema's indexed chunks made by another model (all of them if `force`), in batches.
+    Returns how many were embedded. Raises EmbeddingError."""
+    model = embedding_model_name()
+    queryset = Chunk.objects.filter(embedding__isnull=False)
+    if not force:
+        queryset = queryset.exclude(embedding_model=model)
+    ids = list(queryset.order_by("pk").values_list("pk", flat=True))
+    for start in range(0, len(ids), batch_size):
+        batch = list(Chunk.objects.filter(pk__in=ids[start:start + batch_size]).select_related("document")
+                     .only("id", "heading_path", "text", "document__title").order_by("pk"))
+        vectors = embed_texts([embedding_text(title=chunk.document.title, heading_path=chunk.heading_path,
+                                              text=chunk.text) for chunk in batch])
+        for chunk, vector in zip(batch, vectors, strict=True):
+            chunk.embedding = vector
+            chunk.embedding_model = model
+        Chunk.objects.bulk_update(batch, ["embedding", "embedding_model"])
+    return len(ids)

@@ -185,3 +185,32 @@ def test_a_retryable_embedding_error_before_the_last_attempt_requeues_without_a_
     assert (document.status, document.error) == ("queued", "Embedding unavailable, retrying: provider said no")
     assert Chunk.objects.filter(document=document, is_live=False).count() == 0
     assert Chunk.objects.filter(document=document, is_live=True).count() == 2
+
+
+def test_reembed_redoes_chunks_made_by_another_model(guides, ingest):
+    import io
+
+    import numpy as np
+    from django.core.management import call_command
+
+    from knowledge.collections.chunking import embedding_text
+    from knowledge.embeddings import embed_texts, embedding_model_name
+
+    document = Document.objects.get(pk=ingest(guides, "guest-guide.md", GUIDE_MD).document.pk)
+    chunks = live_chunks(document)
+    assert {chunk.embedding_model for chunk in chunks} == {embedding_model_name()}
+    parking = chunks[2]
+    Chunk.objects.filter(pk=parking.pk).update(embedding=[0.0] * 383 + [1.0], embedding_model="an-old-model")
+    out = io.StringIO()
+    call_command("reembed", "--tenant", "test_tenant", stdout=out)
+    assert "0 version(s) and 1 chunk(s) embedded" in out.getvalue()
+    parking.refresh_from_db()
+    expected = embed_texts([embedding_text(title=document.title, heading_path=parking.heading_path,
+                                           text=parking.text)])[0]
+    assert parking.embedding_model == embedding_model_name()
+    assert float(np.array(parking.embedding) @ np.array(expected)) == pytest.approx(1.0, abs=1e-4)
+    # Current everywhere now: nothing more to do unless forced.
+    call_command("reembed", "--tenant", "test_tenant", stdout=out)
+    assert "0 version(s) and 0 chunk(s) embedded" in out.getvalue()
+    call_command("reembed", "--tenant", "test_tenant", "--force", stdout=out)
+    assert f"0 version(s) and {len(chunks)} chunk(s) embedded" in out.getvalue()

@@ -98,7 +98,7 @@ def test_reembed_embeds_stale_versions_in_batches(tenant, fake_embedder):
     call_command("reembed", "--tenant", "test_tenant", "--batch-size", "2", stdout=out)
     # Two texts per version (full text, title), one model call per batch.
     assert fake_embedder.calls == [4, 4, 2]
-    assert "test_tenant: 5 version(s) embedded with fake-hash-384" in out.getvalue()
+    assert "test_tenant: 5 version(s) and 0 chunk(s) embedded with fake-hash-384" in out.getvalue()
     SnippetVersion.objects.filter(key="fact-0").update(embedding_model="an-old-model")
     call_command("reembed", "--tenant", "test_tenant", stdout=io.StringIO())
     assert fake_embedder.calls == [4, 4, 2, 2]

@@ -1,4 +1,4 @@
-"""python manage.py reembed (--tenant SCHEMA | --all) [--force] — rebuild snippet vectors in batches."""
+"""python manage.py reembed (--tenant SCHEMA | --all) [--force] — rebuild snippet and chunk vectors in batches."""
 from __future__ import annotations
 
 import time
@@ -6,13 +6,15 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from django_tenants.utils import get_tenant_model, schema_context
 
+from knowledge.collections.services import chunks_embed
 from knowledge.embeddings import EmbeddingError, embedding_model_name
 from knowledge.services import EMBED_BATCH_SIZE, snippet_versions_embed
 
 
 class Command(BaseCommand):
-    help = ("Embed snippet versions that are pending, failed or embedded with another model (all of them with "
-            "--force), in batches of 64 with one bulk update per batch.")
+    help = ("Embed snippet versions that are pending, failed or embedded with another model, and document chunks "
+            "embedded with another model (all of them with --force), in batches of 64 with one bulk update per "
+            "batch.")
 
     def add_arguments(self, parser):
         target = parser.add_mutually_exclusive_group(required=True)
@@ -33,11 +35,12 @@ class Command(BaseCommand):
             with schema_context(target.schema_name):
                 try:
                     count = snippet_versions_embed(force=force, batch_size=max(1, batch_size))
+                    chunks = chunks_embed(force=force, batch_size=max(1, batch_size))
                 except EmbeddingError as exc:
                     failures += 1
                     self.stderr.write(f"{target.schema_name}: embedding failed ({exc})")
                     continue
-            self.stdout.write(f"{target.schema_name}: {count} version(s) embedded with {embedding_model_name()} "
-                              f"in {time.monotonic() - started:.1f}s")
+            self.stdout.write(f"{target.schema_name}: {count} version(s) and {chunks} chunk(s) embedded with "
+                              f"{embedding_model_name()} in {time.monotonic() - started:.1f}s")
         if failures:
             raise CommandError(f"Embedding failed for {failures} tenant(s); their versions stay pending.")
