@@ -22,7 +22,7 @@ from django.views.decorators.http import require_POST
 
 from knowledge import selectors, services
 from knowledge.markdown import render_markdown, render_markdown_many
-from knowledge.models import Snippet, SnippetVersion, Weekday
+from knowledge.models import SNIPPET_HEAVY_FIELDS, Snippet, SnippetVersion, Weekday
 
 TEST_RETRIEVAL_URL = "/admin/knowledge/test-retrieval/"
 DIFF_CONTEXT_LINES = 3
@@ -194,7 +194,7 @@ def _fields_context(fields: list[FieldChange]) -> dict:
 # ----------------------------------------------------------------------------- reads for the pages
 
 def live_version(snippet: Snippet) -> SnippetVersion | None:
-    return SnippetVersion.objects.defer("embedding", "title_embedding", "search_vector").filter(snippet=snippet, is_active=True).first()
+    return SnippetVersion.objects.defer(*SNIPPET_HEAVY_FIELDS).filter(snippet=snippet, is_active=True).first()
 
 
 def version_label(version: SnippetVersion) -> str:
@@ -239,7 +239,7 @@ def diff_url(snippet: Snippet, a: int, b: int) -> str:
 
 
 def _versions(snippet: Snippet) -> list[SnippetVersion]:
-    return list(SnippetVersion.objects.defer("embedding", "title_embedding", "search_vector").select_related("created_by", "activated_by")
+    return list(SnippetVersion.objects.defer(*SNIPPET_HEAVY_FIELDS).select_related("created_by", "activated_by")
                 .filter(snippet=snippet).order_by("-version"))
 
 
@@ -324,7 +324,7 @@ def snippet_release_view(request: HttpRequest, object_id: int, number: int, *,
                          model_admin: ModelAdmin) -> HttpResponse:
     """Make version `number` live: first the diff against the live version and the release gate, then confirm."""
     snippet = _snippet_or_404(request, model_admin, object_id)
-    version = get_object_or_404(SnippetVersion.objects.defer("embedding", "title_embedding", "search_vector")
+    version = get_object_or_404(SnippetVersion.objects.defer(*SNIPPET_HEAVY_FIELDS)
                                 .select_related("created_by"), snippet=snippet, version=number)
     live = live_version(snippet)
     can_change = model_admin.has_change_permission(request, snippet)

@@ -56,6 +56,10 @@ class Snippet(models.Model):
         return self.key
 
 
+# Columns no page or list needs (vectors and search documents): deferred wherever versions are listed.
+SNIPPET_HEAVY_FIELDS = ("embedding", "title_embedding", "search_vector", "title_search")
+
+
 class EmbeddingState(models.TextChoices):
     PENDING = "pending"
     DONE = "done"
@@ -96,7 +100,8 @@ class SnippetVersion(models.Model):
 
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
     # The title alone, embedded too: a customer's question often matches the question an owner wrote as
-    # the title better than title + body together (ADR 0007 §1d).
+    # the title better than title + body together (ADR 0007 §1e). Compared with each candidate only, so
+    # it has no index of its own.
     title_embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_state = models.CharField(max_length=10, choices=EmbeddingState.choices,
                                        default=EmbeddingState.PENDING)
@@ -107,6 +112,16 @@ class SnippetVersion(models.Model):
             SearchVector("title", weight="A", config=settings.TEXT_SEARCH_CONFIG)
             + SearchVector(Replace("key", Value("_"), Value(" ")), weight="A", config=settings.TEXT_SEARCH_CONFIG)
             + SearchVector("body", weight="B", config=settings.TEXT_SEARCH_CONFIG)
+        ),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    # The title's and key's lexemes alone, stored: retrieval counts the question's words found in them for
+    # every candidate, and stemming the title per candidate per query cost more than the search itself.
+    title_search = models.GeneratedField(
+        expression=(
+            SearchVector("title", config=settings.TEXT_SEARCH_CONFIG)
+            + SearchVector(Replace("key", Value("_"), Value(" ")), config=settings.TEXT_SEARCH_CONFIG)
         ),
         output_field=SearchVectorField(),
         db_persist=True,
@@ -123,8 +138,6 @@ class SnippetVersion(models.Model):
         indexes = [
             GinIndex(fields=["search_vector"], name="snippet_search_gin"),
             HnswIndex(name="snippet_embedding_hnsw", fields=["embedding"], m=16, ef_construction=64,
-                      opclasses=["vector_cosine_ops"]),
-            HnswIndex(name="snippet_title_embedding_hnsw", fields=["title_embedding"], m=16, ef_construction=64,
                       opclasses=["vector_cosine_ops"]),
             models.Index(fields=["key", "is_active"], name="snippet_key_active"),
             models.Index(fields=["embedding_state"], name="snippet_embedding_state",

@@ -19,7 +19,9 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from knowledge.models import EmbeddingState, OpeningHours, Service, SmokeTest, SnippetVersion, SpecialDay
+from knowledge.models import (
+    SNIPPET_HEAVY_FIELDS, EmbeddingState, OpeningHours, Service, SmokeTest, SnippetVersion, SpecialDay,
+)
 from knowledge.services import (
     _content_of,
     currency_check,
@@ -592,7 +594,7 @@ def _apply_snippets(specs: list[SnippetSpec], report: SeedReport, *, queue_embed
     wanted = {spec.key for spec in specs}
     # One read for every key's history instead of one per snippet.
     history: dict[str, list[SnippetVersion]] = {}
-    for row in (SnippetVersion.objects.defer("embedding", "title_embedding", "search_vector").filter(key__in=wanted)
+    for row in (SnippetVersion.objects.defer(*SNIPPET_HEAVY_FIELDS).filter(key__in=wanted)
                 .order_by("key", "-version")):
         history.setdefault(row.key, []).append(row)
     for spec in specs:
@@ -725,7 +727,7 @@ def seed_export(*, tenant=None) -> str:
                      "note": day.note} for day in SpecialDay.objects.prefetch_related("ranges").order_by("date")],
     }
     snippets = []
-    actives = (SnippetVersion.objects.filter(is_active=True).defer("embedding", "title_embedding", "search_vector")
+    actives = (SnippetVersion.objects.filter(is_active=True).defer(*SNIPPET_HEAVY_FIELDS)
                .select_related("snippet").order_by("snippet_id"))
     for version in actives:
         item: dict[str, Any] = {"key": version.key, "category": version.category, "role": version.role,

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from knowledge.models import EmbeddingState, OpeningHours, Service, SnippetVersion, SpecialDay
+from knowledge.models import SNIPPET_HEAVY_FIELDS, EmbeddingState, OpeningHours, Service, SnippetVersion, SpecialDay
 
-SNIPPET_LIST_FIELDS_DEFERRED = ("embedding", "title_embedding", "search_vector")
+SNIPPET_LIST_FIELDS_DEFERRED = SNIPPET_HEAVY_FIELDS
 
 
 def snippet_version_list(*, filters: dict | None = None, active_only: bool = True) -> QuerySet[SnippetVersion]:
@@ -144,7 +144,7 @@ def _live_number():
 
 def awaiting_release() -> list[SnippetVersion]:
     """Inactive versions newer than their key's live version (saved unpublished, or held by the release gate)."""
-    return list(SnippetVersion.objects.defer("embedding", "title_embedding", "search_vector").select_related("created_by", "snippet")
+    return list(SnippetVersion.objects.defer(*SNIPPET_HEAVY_FIELDS).select_related("created_by", "snippet")
                 .annotate(live_number=_live_number())
                 .filter(is_active=False, version__gt=_live_number())
                 .order_by("created_at"))

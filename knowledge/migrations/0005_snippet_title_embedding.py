@@ -1,5 +1,5 @@
-"""A second vector per snippet version, of its title alone, with its own HNSW index, and the per-tenant
-weight of its similarity in fusion (ADR 0007 §1e).
+"""A second vector per snippet version, of its title alone, and the per-tenant weight of its similarity in
+fusion (ADR 0007 §1e). It is compared with each retrieval candidate only, so it gets no index.
 
 Versions embedded before this migration have no title vector yet: they go back to `pending` (their
 whole-snippet vector is kept, so vector search keeps finding them) and the periodic sweep embeds both.
@@ -11,7 +11,8 @@ from django.db import migrations, models
 
 def forwards(apps, schema_editor):
     SnippetVersion = apps.get_model("knowledge", "SnippetVersion")
-    SnippetVersion.objects.filter(title_embedding__isnull=True, embedding_state="done").update(embedding_state="pending")
+    stale = SnippetVersion.objects.filter(title_embedding__isnull=True, embedding_state="done")
+    stale.update(embedding_state="pending")
 
 
 class Migration(migrations.Migration):
@@ -21,11 +22,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="snippetversion", name="title_embedding",
             field=pgvector.django.VectorField(blank=True, dimensions=settings.EMBEDDING_DIMENSIONS, null=True),
-        ),
-        migrations.AddIndex(
-            model_name="snippetversion",
-            index=pgvector.django.HnswIndex(ef_construction=64, fields=["title_embedding"], m=16,
-                                            name="snippet_title_embedding_hnsw", opclasses=["vector_cosine_ops"]),
         ),
         migrations.AddField(model_name="retrievalsettings", name="title_weight",
                             field=models.FloatField(default=0.3)),

@@ -206,11 +206,11 @@ _SNIPPET_COLUMNS = """
     CASE WHEN v.title_embedding IS NULL OR %(q_vec)s::vector IS NULL THEN NULL
          ELSE 1 - (v.title_embedding <=> %(q_vec)s::vector) END AS title_similarity
 """
-# Each candidate's lexemes, computed once per row (not once per query word).
+# Each candidate's lexemes, read once per row from stored columns (stemming the title per candidate per
+# query cost ~0.1 ms a row).
 _SNIPPET_LEXEMES = """
     CROSS JOIN LATERAL (SELECT tsvector_to_array(v.search_vector) AS doc_lex,
-                               tsvector_to_array(to_tsvector(%(q_cfg)s::regconfig,
-                                                 v.title || ' ' || replace(v.key, '_', ' '))) AS title_lex) d
+                               tsvector_to_array(v.title_search) AS title_lex) d
 """
 
 
@@ -270,26 +270,22 @@ def hybrid_candidates(*, where: str, params: dict, query: QueryText, limit: int,
 
 def _hybrid_sql(*, where: str, with_vector: bool, with_keyword: bool, small_table_rows: int) -> str:
     if with_vector:
-        # The nearest rows by whole snippet and, separately, by title (each through its own index); a row
-        # found both ways counts once. Fusion blends the two similarities of every candidate.
-        branches = []
-        for column in ("embedding", "title_embedding"):
-            distance = f"v.{column} <=> %(q_vec)s::vector"
-            # "+ 0" keeps the planner from answering the exact branch through the HNSW index.
-            branches.append(f"""
+        distance = "v.embedding <=> %(q_vec)s::vector"
+        # The nearest by the whole snippet's vector only: every candidate's title similarity is computed
+        # with its signals, and a second, title-only search found nothing more (ADR 0007 §1e).
+        # "+ 0" keeps the planner from answering the exact branch through the HNSW index.
+        vec = f"""
+            cfg AS MATERIALIZED (SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true) IS NOT NULL
+                                        AND set_config('hnsw.ef_search', %(q_ef)s, true) IS NOT NULL AS ready),
+            vec AS (
                 (SELECT v.id, 1 - ({distance}) AS sim, 'exact' AS strategy FROM {SNIPPETS} v
-                 WHERE ((SELECT small FROM rel) OR %(q_exact)s) AND {where} AND v.{column} IS NOT NULL
+                 WHERE ((SELECT small FROM rel) OR %(q_exact)s) AND {where} AND v.embedding IS NOT NULL
                  ORDER BY ({distance}) + 0 LIMIT %(q_limit)s)
                 UNION ALL
                 (SELECT v.id, 1 - ({distance}) AS sim, 'hnsw' AS strategy FROM {SNIPPETS} v
                  WHERE NOT ((SELECT small FROM rel) OR %(q_exact)s) AND (SELECT ready FROM cfg)
-                   AND {where} AND v.{column} IS NOT NULL
-                 ORDER BY {distance} LIMIT %(q_limit)s)""")
-        vec = f"""
-            cfg AS MATERIALIZED (SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true) IS NOT NULL
-                                        AND set_config('hnsw.ef_search', %(q_ef)s, true) IS NOT NULL AS ready),
-            vec_rows AS ({" UNION ALL ".join(branches)}),
-            vec AS (SELECT id, max(sim) AS sim, min(strategy) AS strategy FROM vec_rows GROUP BY id),"""
+                   AND {where} AND v.embedding IS NOT NULL
+                 ORDER BY {distance} LIMIT %(q_limit)s)),"""
     else:
         vec = "vec AS (SELECT NULL::bigint AS id, NULL::float8 AS sim, 'none' AS strategy WHERE false),"
     if with_keyword:
