@@ -124,7 +124,7 @@ def tenant_delete(*, tenant: Tenant) -> None:
 
 TENANT_APP_LABELS = ("knowledge", "conversations", "telemetry")
 # Derived or secret columns left out of an export: vectors are rebuilt by `reembed`.
-EXPORT_EXCLUDED_FIELDS = {"embedding", "title_embedding", "search_vector", "password"}
+EXPORT_EXCLUDED_FIELDS = {"embedding", "title_embedding", "search_vector", "title_search", "password"}
 
 
 def tenant_export(*, tenant: Tenant) -> dict:
