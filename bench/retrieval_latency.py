@@ -52,8 +52,8 @@ def base_snippets() -> list[dict]:
     return out
 
 
-def base_vectors(bases: list[dict]) -> list[list[float]]:
-    """The model's embedding of each base text, then of each base title (cached on disk: ~20 s to compute)."""
+def base_vectors(bases: list[dict]) -> tuple[list[list[float]], list[list[float]]]:
+    """The model's embedding of each base text and of each base title (cached on disk: ~20 s to compute)."""
     from knowledge.embeddings import embed_texts, embedding_model_name
     from knowledge.services import embedding_text
 
@@ -62,11 +62,12 @@ def base_vectors(bases: list[dict]) -> list[list[float]]:
     if CACHE.exists():
         cached = json.loads(CACHE.read_text())
         if cached.get("digest") == digest:
-            return cached["vectors"]
+            vectors = cached["vectors"]
+            return vectors[:len(bases)], vectors[len(bases):]
     vectors = embed_texts(texts)
     CACHE.parent.mkdir(parents=True, exist_ok=True)
     CACHE.write_text(json.dumps({"digest": digest, "vectors": vectors}))
-    return vectors
+    return vectors[:len(bases)], vectors[len(bases):]
 
 
 def query_texts(n: int, seed: int = 7) -> list[str]:
@@ -99,17 +100,17 @@ def _sql(cursor, statement: str, params=None):
     cursor.execute(statement, params or [])
 
 
-def stage_sources(bases: list[dict], vectors: list[list[float]]) -> None:
+def stage_sources(bases: list[dict], vectors: list[list[float]], title_vectors: list[list[float]]) -> None:
     """Upload the base texts, their title vectors, the scaled 'other' vectors and a noise pool into bench-only
-    tables (`vectors`: the full texts' then the titles', as base_vectors returns them)."""
+    tables."""
     import numpy as np
     from django.db import connection
 
     from knowledge.tokens import token_estimate
 
     rng = np.random.default_rng(42)
-    matrix = np.asarray(vectors[:len(bases)], dtype=np.float32)
-    titles = np.asarray(vectors[len(bases):], dtype=np.float32)
+    matrix = np.asarray(vectors, dtype=np.float32)
+    titles = np.asarray(title_vectors, dtype=np.float32)
     noise = rng.normal(0.0, NOISE_SIGMA, size=(NOISE_POOL, matrix.shape[1])).astype(np.float32)
     with connection.cursor() as cursor:
         _sql(cursor, "DROP TABLE IF EXISTS bench_base, bench_noise")
@@ -421,11 +422,11 @@ def main() -> int:
 
     tenant_row = ensure_tenant()
     bases = base_snippets()
-    vectors = base_vectors(bases)
+    vectors, title_vectors = base_vectors(bases)
     queries = query_texts(args.queries)
     qvecs = {q: _literal(embed_query(q)) for q in queries}
     connection.set_tenant(tenant_row)
-    stage_sources(bases, vectors)
+    stage_sources(bases, vectors, title_vectors)
     connection.set_schema_to_public()
     print(f"{len(bases)} base texts, {len(queries)} questions; sizes {sizes}", flush=True)
 

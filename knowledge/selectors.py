@@ -10,14 +10,11 @@ from django.utils import timezone
 
 from knowledge.models import SNIPPET_HEAVY_FIELDS, EmbeddingState, OpeningHours, Service, SnippetVersion, SpecialDay
 
-SNIPPET_LIST_FIELDS_DEFERRED = SNIPPET_HEAVY_FIELDS
-
-
 def snippet_version_list(*, filters: dict | None = None, active_only: bool = True) -> QuerySet[SnippetVersion]:
     """Versions (active ones by default), filtered by category, role, status, channel, tag, language,
     embedding_state, `q` (title/key/body contains), `expiring_within_days`; never loads the vector."""
     filters = filters or {}
-    queryset = SnippetVersion.objects.defer(*SNIPPET_LIST_FIELDS_DEFERRED).order_by("key")
+    queryset = SnippetVersion.objects.defer(*SNIPPET_HEAVY_FIELDS).order_by("key")
     if active_only:
         queryset = queryset.filter(is_active=True)
     for field in ("category", "role", "status", "language", "embedding_state"):
@@ -47,7 +44,7 @@ def snippet_version_get(*, key: str, version: int | None = None) -> SnippetVersi
 
 def snippet_versions_of(*, key: str) -> QuerySet[SnippetVersion]:
     """Every version of `key`, newest first (no vectors loaded)."""
-    return SnippetVersion.objects.defer(*SNIPPET_LIST_FIELDS_DEFERRED).filter(key=key).order_by("-version")
+    return SnippetVersion.objects.defer(*SNIPPET_HEAVY_FIELDS).filter(key=key).order_by("-version")
 
 
 def snippet_pending_count() -> int:

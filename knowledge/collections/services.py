@@ -289,12 +289,8 @@ def document_ingest(*, document_id: int, final_attempt: bool = True) -> IngestOu
                         chunks_done=0, updated_at=timezone.now())
                     raise
                 return _fail(document_id, sha256, f"Embedding failed: {exc}")
-            model = embedding_model_name()
-            for chunk, vector in zip(batch, vectors):
-                chunk.embedding = vector
-                chunk.embedding_model = model
             with transaction.atomic():
-                Chunk.objects.bulk_update(batch, ["embedding", "embedding_model"])
+                _chunks_store_vectors(batch, vectors)
                 Document.objects.filter(pk=document_id).update(chunks_done=start + len(batch),
                                                                updated_at=timezone.now())
 
@@ -326,10 +322,16 @@ def chunks_embed(*, force: bool = False, batch_size: int = EMBED_BATCH) -> int:
     for start in range(0, len(ids), batch_size):
         batch = list(Chunk.objects.filter(pk__in=ids[start:start + batch_size]).select_related("document")
                      .only("id", "heading_path", "text", "document__title").order_by("pk"))
-        vectors = embed_texts([embedding_text(title=chunk.document.title, heading_path=chunk.heading_path,
-                                              text=chunk.text) for chunk in batch])
-        for chunk, vector in zip(batch, vectors, strict=True):
-            chunk.embedding = vector
-            chunk.embedding_model = model
-        Chunk.objects.bulk_update(batch, ["embedding", "embedding_model"])
+        texts = [embedding_text(title=chunk.document.title, heading_path=chunk.heading_path, text=chunk.text)
+                 for chunk in batch]
+        _chunks_store_vectors(batch, embed_texts(texts))
     return len(ids)
+
+
+def _chunks_store_vectors(chunks: list[Chunk], vectors: list[list[float]]) -> None:
+    """Save each chunk's vector with the name of the model that made it (one bulk update)."""
+    model = embedding_model_name()
+    for chunk, vector in zip(chunks, vectors, strict=True):
+        chunk.embedding = vector
+        chunk.embedding_model = model
+    Chunk.objects.bulk_update(chunks, ["embedding", "embedding_model"])

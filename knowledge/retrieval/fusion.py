@@ -95,10 +95,9 @@ def apply_threshold(candidates: list[Candidate], *, threshold: float,
     cut = threshold if best is None else min(threshold, best - margin)
     kept: list[Candidate] = []
     for candidate in candidates:
-        similarity = candidate.similarity
-        if similarity is not None and similarity >= cut:
+        if candidate.similarity is not None and candidate.similarity >= cut:
             candidate.match_type = "hybrid" if candidate.keyword_rank > 0 else "vector"
-        elif candidate.keyword_rank > 0 and (similarity is None or fallback):
+        elif candidate.keyword_rank > 0 and (candidate.similarity is None or fallback):
             candidate.match_type = "keyword"
         else:
             continue

@@ -3,19 +3,15 @@ what each stage found, with the whole-snippet and title similarities side by sid
 from __future__ import annotations
 
 import shutil
-import threading
 from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 
+from live_http import CHROMIUM, CHROMIUM_ARGS, serve
 from retrieval_kb import SPA, make_kb
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
 OWNER, OWNER_PASSWORD = "retrieval-browser-owner", "pw-retrieval-browser-1"
 SHOTS = Path("/tmp/shots")
 TIMEOUT_MS = 20_000
@@ -24,23 +20,10 @@ pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not shutil.which(CHROMIUM), reason="needs Debian's chromium (make setup installs it)")]
 
 
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the stdlib's name
-        pass
-
-
 @pytest.fixture
 def server():
-    from ratiba.wsgi import application
-
-    httpd = ThreadedWSGIServer(("127.0.0.1", 0), _QuietHandler)
-    httpd.set_app(application)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield f"http://tenant.test.localhost:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join(timeout=5)
+    with serve() as port:
+        yield f"http://tenant.test.localhost:{port}"
 
 
 @pytest.fixture
