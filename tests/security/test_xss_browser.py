@@ -10,18 +10,15 @@ payloads are visible as text where they were written.
 from __future__ import annotations
 
 import os
-import threading
-from contextlib import contextmanager
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 from django.test import Client
+
+from live_http import CHROMIUM, CHROMIUM_ARGS, serve
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
 SHOTS = "/tmp/shots"
 HOST = "tenant.test.localhost"
 IMG = "<img src=x onerror=\"window.__xss=1;alert('xss-img')\">"
@@ -29,27 +26,6 @@ SCRIPT = "<script>window.__xss=1;alert('xss-script')</script>"
 SVG = "\"><svg onload=\"window.__xss=1;alert('xss-svg')\">"
 LINK = "[click me](javascript:window.__xss=1;alert('xss-link'))"
 PASSWORD = "pw-xss-owner-31415"
-
-
-class _Quiet(WSGIRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the stdlib's name
-        pass
-
-
-@contextmanager
-def _serve():
-    from ratiba.wsgi import application
-
-    server = ThreadedWSGIServer(("127.0.0.1", 0), _Quiet)
-    server.set_app(application)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 @pytest.fixture
@@ -83,7 +59,7 @@ def hostile_site(committed, answers_whatever_is_retrieved):
     owner = get_user_model().objects.create_superuser("xss-owner", password=PASSWORD, email="")
     rules = Snippet.objects.get(key="house-rules").pk
     try:
-        with _serve() as port:
+        with serve() as port:
             yield f"http://{HOST}:{port}", rules, digest.day.isoformat()
     finally:
         get_user_model().objects.filter(pk=owner.pk).delete()
@@ -98,7 +74,7 @@ def test_no_stored_payload_runs_on_any_owner_page(hostile_site):
     dialogs: list[str] = []
     fired: dict[str, object] = {}
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 900})
             page.set_default_timeout(20_000)
