@@ -106,7 +106,7 @@ def format_date(day: date, *, language: str = "en") -> str:
 class ServiceFact:
     name: str
     description: str
-    duration_minutes: int
+    duration_minutes: int | None  # None: a product (sold, not booked)
     price: str  # decimal as text, exact
     currency: str
     price_text: str  # "KES 4,500"
@@ -183,9 +183,10 @@ class Facts:
 
 
 def service_sentence(service: ServiceFact, *, language: str = "en") -> str:
-    if language == "sw":
-        return f"{service.name}: {service.price_text}, {format_duration(service.duration_minutes, language='sw')}."
-    return f"{service.name}: {service.price_text}, {format_duration(service.duration_minutes)}."
+    """`Box Braids: KES 4,500, 240 minutes.`; a product has no duration: `Feeding bowl: KES 800.`"""
+    if service.duration_minutes is None:
+        return f"{service.name}: {service.price_text}."
+    return f"{service.name}: {service.price_text}, {format_duration(service.duration_minutes, language=language)}."
 
 
 # ----------------------------------------------------------------------------- reads

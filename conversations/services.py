@@ -442,6 +442,8 @@ def finish_turn(plan: _Plan, *, answer: str, shaped=None, aborted: bool = False)
         "language": plan.language,
         "trivial": plan.trivial,
     }
+    if shaped is not None and shaped.refusal_reason:
+        meta["refused_by"] = "llm"
     reason = (plan.fallback_reason or shaped.fallback_reason or "") if shaped is not None else ""
     if reason:
         # Why the extractive provider answered instead of the configured LLM.
@@ -546,7 +548,14 @@ def turn_run(inp: TurnInput) -> TurnResult:
     if plan.fixed_answer is not None:
         return finish_turn(plan, answer=_compose_fixed(plan))
     shaped = _shape(plan)
+    _take_llm_refusal(plan, shaped)
     return finish_turn(plan, answer=_with_next_step(plan, shaped.text), shaped=shaped)
+
+
+def _take_llm_refusal(plan: _Plan, shaped: ShapedAnswer | None) -> None:
+    """An LLM that found no grounded answer refused: the turn is a refusal like any other (a gap)."""
+    if shaped is not None and shaped.refusal_reason:
+        plan.refusal_reason = shaped.refusal_reason
 
 
 def turn_stream(inp: TurnInput) -> Iterator[Delta | TurnResult]:
@@ -583,6 +592,7 @@ def turn_stream(inp: TurnInput) -> Iterator[Delta | TurnResult]:
                 else:
                     shaped = item
             answer = shaped.text if shaped is not None else "".join(parts)
+            _take_llm_refusal(plan, shaped)
             full = _with_next_step(plan, answer)
             if full != answer:
                 tail = full[len(answer):]

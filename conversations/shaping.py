@@ -33,6 +33,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
+from conversations import i18n
 from conversations.grounding import LeakDetector, check_grounding, cited_refs
 from conversations.prompting import AssembledPrompt, CoreSection, Source, assemble_prompt, core_sections_for_channel
 from conversations.providers import (ExtractiveProvider, Provider, ProviderError, ProviderNotConfigured,
@@ -49,6 +50,9 @@ EXCERPT_CHARS = 240
 INFERRED_CITATIONS = 3
 # Words held back while streaming, so a leaked run is caught before any of it is sent.
 STREAM_HOLDBACK_WORDS = 10
+# What the answer shaper's prompt tells an LLM to write, alone, when the data does not answer the question.
+NO_ANSWER_MARKER = "[[NO_ANSWER]]"
+LLM_REFUSAL_REASON = "no_relevant_context"
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,8 @@ class ShapedAnswer:
     latency_ms: int = 0
     replaces_streamed_text: bool = False
     unsupported_claims: list[str] = field(default_factory=list)
+    # Set when the LLM found no grounded answer in what it was given: `text` is then the deflection.
+    refusal_reason: str | None = None
 
     @property
     def used_llm(self) -> bool:
@@ -108,7 +114,8 @@ class ShapedAnswer:
                 "output_tokens": self.output_tokens, "cost_usd": self.cost_usd,
                 "grounding_fallback": self.grounding_fallback, "output_filtered": self.output_filtered,
                 "provider_error": self.provider_error, "fallback_reason": self.fallback_reason,
-                "prompt_version": self.prompt_version}
+                "prompt_version": self.prompt_version,
+                **({"refused_by": "llm"} if self.refusal_reason else {})}
 
 
 @dataclass(frozen=True)
@@ -224,6 +231,12 @@ def _checked(prompt: AssembledPrompt, *, text: str, result, requested: str, star
     """The LLM answer if it passes the output filter and the grounding check, else the extractive one."""
     spent = {"input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
              "cost_usd": result.cost_usd, "attempted_model": result.model}
+    if NO_ANSWER_MARKER in text:
+        # A typed refusal, never the model's own "I don't know": the turn records it as a gap.
+        return ShapedAnswer(text=i18n.deflection(LLM_REFUSAL_REASON, language=prompt.language), citations=[],
+                            provider=result.provider, model=result.model, requested_provider=requested,
+                            prompt_version=prompt.template_version, prompt_tokens=prompt.token_estimate,
+                            latency_ms=_elapsed_ms(started), refusal_reason=LLM_REFUSAL_REASON, **spent)
     leak = detector.check(text)
     if leak.leaked:
         answer = _extractive_answer(prompt, requested=requested, started=started, output_filtered=True,
@@ -297,6 +310,9 @@ def shape_answer_stream(*, question: str, language: str, channel: str, intent: s
                 if detector.check(received).leaked:
                     break  # stop reading; the final answer replaces it below
                 safe = _holdback_point(received)
+                marker = received.find(NO_ANSWER_MARKER[:2])
+                if marker >= 0:
+                    safe = min(safe, marker)  # the refusal marker (or what may become it) is never sent
                 if safe > sent:
                     yield AnswerDelta(text=received[sent:safe])
                     sent = safe
@@ -323,7 +339,11 @@ def shape_answer_stream(*, question: str, language: str, channel: str, intent: s
                                                   input_tokens=input_tokens, output_tokens=output_tokens))
     answer = _checked(prompt, text=result.text, result=result, requested=requested, started=started,
                       detector=detector)
-    if answer.used_llm:
+    if answer.refusal_reason:
+        answer.replaces_streamed_text = sent > 0
+        if sent == 0:
+            yield from (AnswerDelta(text=piece) for piece in chunk_text(answer.text))
+    elif answer.used_llm:
         if sent < len(answer.text):
             yield AnswerDelta(text=answer.text[sent:])
     else:

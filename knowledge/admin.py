@@ -581,7 +581,7 @@ class ServiceForm(ServiceErrorForm):
         fields = ["name", "description", "duration_minutes", "price", "currency", "is_active"]
         help_texts = {
             "name": "As customers know it (e.g. “Swedish massage, 60 min”).",
-            "duration_minutes": "How long it takes, in minutes.",
+            "duration_minutes": "How long it takes, in minutes. Leave empty for a product (sold, not booked).",
             "price": "The price customers pay, e.g. 3500 or 3500.50.",
             "currency": "ISO 4217 code such as KES, USD, EUR.",
             "is_active": "Untick to stop offering it without deleting it.",
@@ -625,7 +625,7 @@ class ServiceAdmin(_ServiceErrorsMixin, TenantOnlyAdmin):
     list_filter = ("is_active", "currency")
     search_fields = ("name", "description")
     fieldsets = [(None, {"fields": ("name", "description")}),
-                 ("Booking", {"fields": ("duration_minutes", ("price", "currency"), "is_active")})]
+                 ("Price and duration", {"fields": ("duration_minutes", ("price", "currency"), "is_active")})]
 
     class Media:
         css = ASSETS_CSS
@@ -640,6 +640,8 @@ class ServiceAdmin(_ServiceErrorsMixin, TenantOnlyAdmin):
 
     @admin.display(description="Duration", ordering="duration_minutes")
     def duration_col(self, obj):
+        if obj.duration_minutes is None:
+            return "— (product)"
         hours, minutes = divmod(obj.duration_minutes, 60)
         if not hours:
             return f"{minutes} min"

@@ -150,11 +150,12 @@ class SnippetVersion(models.Model):
 
 
 class Service(models.Model):
-    """A bookable service with its price, answering the `services` intent directly."""
+    """A bookable service or a product (no duration) with its price, answering the `services` intent directly."""
 
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True)
-    duration_minutes = models.PositiveIntegerField()
+    # None for a product: it is sold, not booked, so it takes no time.
+    duration_minutes = models.PositiveIntegerField(null=True, blank=True)
     price = models.DecimalField(max_digits=12, decimal_places=2)
     currency = models.CharField(max_length=3, default="KES")
     is_active = models.BooleanField(default=True)
@@ -165,6 +166,10 @@ class Service(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def is_product(self) -> bool:
+        return self.duration_minutes is None
 
 
 class Weekday(models.IntegerChoices):

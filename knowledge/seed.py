@@ -181,7 +181,7 @@ class TenantSpec:
 class ServiceSpec:
     name: str
     description: str
-    duration_minutes: int
+    duration_minutes: int | None  # None: a product
     price: Decimal
     currency: str
     is_active: bool = True
@@ -714,7 +714,8 @@ def seed_export(*, tenant=None) -> str:
                           "domain": primary.domain if primary else "", "languages": list(tenant.languages or ["en"]),
                           "timezone": tenant.timezone, "currency": tenant.currency}
     data["services"] = [
-        {"name": s.name, "description": s.description, "duration_minutes": s.duration_minutes, "price": s.price,
+        {"name": s.name, "description": s.description,
+         **({} if s.duration_minutes is None else {"duration_minutes": s.duration_minutes}), "price": s.price,
          "currency": s.currency, **({} if s.is_active else {"active": False})}
         for s in Service.objects.order_by("position", "name")
     ]

@@ -49,7 +49,7 @@ class ServiceOutput(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     description = serializers.CharField()
-    duration_minutes = serializers.IntegerField()
+    duration_minutes = serializers.IntegerField(allow_null=True, help_text="null for a product")
     price = serializers.DecimalField(max_digits=12, decimal_places=2)
     currency = serializers.CharField()
     is_active = serializers.BooleanField()

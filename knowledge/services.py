@@ -458,7 +458,7 @@ def currency_check(*, currency: Any) -> str:
     return code
 
 
-def service_clean(*, name: Any, description: Any = "", duration_minutes: Any, price: Any,
+def service_clean(*, name: Any, description: Any = "", duration_minutes: Any = None, price: Any,
                   currency: Any = "KES", is_active: Any = True) -> dict[str, Any]:
     """Validate a service's fields; raise ValidationError naming every bad field."""
     errors: dict[str, list[str]] = {}
@@ -470,13 +470,18 @@ def service_clean(*, name: Any, description: Any = "", duration_minutes: Any, pr
     clean["description"] = (description or "").strip() if isinstance(description, (str, type(None))) else ""
     if not isinstance(description, (str, type(None))):
         errors["description"] = ["Enter text."]
-    try:
-        minutes = int(duration_minutes)
-        if isinstance(duration_minutes, bool) or str(minutes) != str(duration_minutes).strip() or not 1 <= minutes <= 24 * 60:
-            raise ValueError
-        clean["duration_minutes"] = minutes
-    except (TypeError, ValueError):
-        errors["duration_minutes"] = ["Enter a whole number of minutes between 1 and 1440."]
+    if duration_minutes is None or (isinstance(duration_minutes, str) and not duration_minutes.strip()):
+        clean["duration_minutes"] = None  # a product
+    else:
+        try:
+            minutes = int(duration_minutes)
+            if (isinstance(duration_minutes, bool) or str(minutes) != str(duration_minutes).strip()
+                    or not 1 <= minutes <= 24 * 60):
+                raise ValueError
+            clean["duration_minutes"] = minutes
+        except (TypeError, ValueError):
+            errors["duration_minutes"] = ["Enter a whole number of minutes between 1 and 1440, or leave it "
+                                          "empty for a product."]
     try:
         amount = Decimal(str(price))
         if not amount.is_finite() or amount < 0 or amount != amount.quantize(Decimal("0.01")) or amount >= 10 ** 10:
@@ -496,7 +501,7 @@ def service_clean(*, name: Any, description: Any = "", duration_minutes: Any, pr
     return clean
 
 
-def service_upsert(*, name: str, description: str = "", duration_minutes: int, price: Decimal | str,
+def service_upsert(*, name: str, description: str = "", duration_minutes: int | None = None, price: Decimal | str,
                    currency: str = "KES", is_active: bool = True, position: int | None = None) -> Service:
     """Create or update the service called `name` (validated); unchanged rows are not written."""
     clean = service_clean(name=name, description=description, duration_minutes=duration_minutes, price=price,

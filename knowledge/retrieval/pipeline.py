@@ -41,6 +41,7 @@ class PreparedQuery:
     rewrite: str | None
     query: QueryText
     embedding_text: str
+    english_words: list[str]  # the question's words in English (the glossary's rendering of Swahili)
 
 
 def _or_text(words: list[str]) -> str:
@@ -66,11 +67,11 @@ def prepare_query(text: str) -> PreparedQuery:
                           content_text=content or text)
         embedding_text = english if english_words else text
         return PreparedQuery(text=text, language=language, expansion=expansion, rewrite=rewrite, query=query,
-                             embedding_text=embedding_text)
+                             embedding_text=embedding_text, english_words=english_words)
     query = QueryText(or_text=_or_text([*words, *_swahili_equivalents(words)]), and_text=" ".join(words),
                       content_text=text)
     return PreparedQuery(text=text, language=language, expansion=None, rewrite=None, query=query,
-                         embedding_text=text)
+                         embedding_text=text, english_words=words)
 
 
 def _swahili_equivalents(words: list[str]) -> list[str]:
@@ -156,7 +157,8 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
             pool = _hybrid(result, settings_row=settings_row, channel=channel,
                            k=k or min(limit, settings_row.top_k), filters=cleaned, prepared=prepared,
                            weights=weights, embed_failed=vector is None, session=session, cursor=cursor)
-    decision = decide(pool, language=prepared.language.language)
+    decision = decide(pool, language=prepared.language.language, question=prepared.text,
+                      words=prepared.english_words)
     result.relevance = round(decision.probability, 4)
     result.refusal_reason = decision.refusal_reason if not result.empty else "no_relevant_context"
     result.debug["refusal"] = {"probability": round(decision.probability, 4), "threshold": decision.threshold,

@@ -1,22 +1,38 @@
-"""Answer or refuse: a calibrated logistic model over retrieval signals.
+"""Answer or refuse: a calibrated logistic model over retrieval signals, fitted across many businesses.
 
-The coefficients live in refusal_model.json, produced by `bench/fit_refusal.py` from the development
-tenant's labelled questions (answerable vs unanswerable) and checked on the public tenants as held-out
-data. Nothing here is tuned per question: the same signals feed one model for every tenant.
+The coefficients live in refusal_model.json, written by `bench/fit_refusal.py` from the businesses of the
+choosing folds of `bench/unseen_data.py` (the development tenant, written businesses, public tenants) and
+reported on businesses it never saw. Nothing here is tuned per question or per tenant: the same signals
+feed one model for every business.
+
+The signals, for one question and its candidates:
+- how close the best matches are in meaning (whole snippet, title), and how far the best stands out;
+- keyword evidence (rarity-weighted share of the question's words found);
+- word coverage: each salient question word against the words of the best snippets, by the local model's
+  word vectors (exact stems count fully). A near miss typically leaves one salient word with no
+  counterpart ("Are the trays BPA-free?" against a tray-packaging snippet): the least covered word and the
+  weighted share covered both see it;
+- answer type: a price, time, duration or place question whose best snippets hold no price, time,
+  duration or place.
 """
 from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from knowledge.retrieval.candidates import Candidate
+import numpy as np
+
+from knowledge.retrieval.language import is_english_stopword, tokens
 
 MODEL_PATH = Path(__file__).with_name("refusal_model.json")
+WORD_PRIOR_PATH = Path(__file__).with_name("question_words.json")
 REFUSAL_REASON = "no_relevant_context"
 SPREAD_RANK = 5
+COVER_TOP = 3  # word coverage is measured against this many best candidates
 
 # Used until a fitted model file exists: answers when the best similarity is clearly topical.
 _FALLBACK_MODEL = {
@@ -24,55 +40,197 @@ _FALLBACK_MODEL = {
     "means": [0.0], "scales": [1.0], "source": "fallback (no fitted model)",
 }
 
-FEATURES = ("top_similarity", "top_coverage", "margin", "fts_hit", "swahili", "swahili_x_similarity",
-            "top_heading", "top_spread")
+FEATURES = ("top_similarity", "top_title_similarity", "margin", "top_spread", "top_coverage", "fts_hit",
+            "top_heading", "word_coverage", "word_min", "word_uncovered", "type_asked", "type_missing",
+            "swahili", "swahili_x_similarity")
+
+# ----------------------------------------------------------------------------- answer types
+# What kind of answer a question asks for (English and Swahili forms), and what a snippet that gives it
+# contains. A question may ask for none of them (yes/no, how-to): then the type says nothing.
+_TYPE_ASKED = {
+    "price": re.compile(r"\b(how much|price|prices|pricing|cost|costs|costing|charge|charges|fee|fees|rate|rates|"
+                        r"expensive|cheap|afford|bei|gharama|pesa ngapi|ni ngapi|shilingi ngapi|ngapi pesa|"
+                        r"kiasi gani)\b"),
+    "time": re.compile(r"\b(what time|which time|when do you (open|close)|opening|closing|open on|open at|"
+                       r"close on|close at|how late|how early|until when|saa ngapi|mnafungua|mnafunga|"
+                       r"mko wazi|lini)\b"),
+    "duration": re.compile(r"\b(how long|duration|how many (minutes|hours|days|weeks)|muda gani|itachukua|"
+                           r"inachukua|dakika ngapi|siku ngapi)\b"),
+    "place": re.compile(r"\b(where|located|location|address|directions|how do i (get|find)|wapi|mahali|"
+                        r"mko wapi)\b"),
+}
+_TYPE_GIVEN = {
+    "price": re.compile(r"(\b(kes|ksh|kshs|usd|eur|gbp|shillings?|bob|free|bure|no charge|"
+                        r"complimentary|price[sd]?|cost[s]?|charged?|fee[s]?|discount|%)\b|[$£€]|\d[\d,]*\s*/=|"
+                        r"\d[\d,]*\s*/-)", re.I),
+    "time": re.compile(r"(\b\d{1,2}(:\d{2})?\s*(am|pm|a\.m\.|p\.m\.)|\b\d{1,2}[:.]\d{2}\b|\b(monday|tuesday|"
+                       r"wednesday|thursday|friday|saturday|sunday|weekday|weekend|daily|morning|afternoon|"
+                       r"evening|noon|midnight|24 hours|24/7|jumatatu|jumanne|jumatano|alhamisi|ijumaa|"
+                       r"jumamosi|jumapili|asubuhi|jioni|usiku)s?\b)", re.I),
+    "duration": re.compile(r"(\b\d+(\.\d+)?\s*(-\s*\d+\s*)?(min|mins|minutes?|hrs?|hours?|days?|weeks?|months?|"
+                           r"dakika|saa|siku|wiki)\b|\b(an|one|half an?|two|three|a few) (hour|day|week|minute)s?\b)",
+                           re.I),
+    "place": re.compile(r"\b(road|rd|street|st|avenue|ave|lane|drive|floor|building|mall|plaza|centre|center|"
+                        r"estate|near|opposite|next to|behind|along|off|located|located at|directions?|stage|"
+                        r"junction|barabara|karibu na|mkabala|ghorofa)\b", re.I),
+}
+# Words that say what type of answer is wanted, not what it is about: the type signals judge them.
+_TYPE_WORDS = frozenset("""
+how much price prices pricing cost costs costing charge charges fee fees rate rates expensive cheap afford
+what time when open opening close closing late early until long duration minutes hours days weeks where
+located location address directions find bei gharama pesa ngapi shilingi kiasi saa lini muda wapi mahali
+mnafungua mnafunga wazi dakika siku
+""".split())
+# Words every request uses whatever it is about ("can I", "do you", "please"), beyond the stopword list.
+_GENERIC = frozenset("""
+you your we us our i me my do does did can could would should will is are was were be have has had get
+there here any some anything something please tell know want need like also still just really about
+okay ok hi hello thanks thank yes no sure way able allowed possible available offer offers provide
+provided service services guys
+""".split())
+
+_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly",
+             "s", "e")
 
 
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if len(word) - len(suffix) >= 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def answer_types(text: str) -> set[str]:
+    """The answer types a question asks for (price, time, duration, place), possibly none."""
+    lowered = " ".join(tokens(text))
+    return {name for name, pattern in _TYPE_ASKED.items() if pattern.search(lowered)}
+
+
+@lru_cache(maxsize=1)
+def _word_prior() -> tuple[dict[str, int], int]:
+    try:
+        data = json.loads(WORD_PRIOR_PATH.read_text())
+        return data["df"], int(data["documents"])
+    except (OSError, ValueError, KeyError):
+        return {}, 1
+
+
+def word_weight(word: str) -> float:
+    """How salient a question word is: rarer in everyday requests weighs more (an IDF, at least 1)."""
+    df, documents = _word_prior()
+    return 1.0 + math.log((documents + 1) / (df.get(word, 0) + 1))
+
+
+def salient_words(words: list[str]) -> list[str]:
+    """The question words an answer must speak to: no stopwords, request words or answer-type words."""
+    out = []
+    for word in words:
+        for piece in word.split("-"):
+            if (len(piece) < 2 or piece.isdigit() or is_english_stopword(piece) or piece in _GENERIC
+                    or piece in _TYPE_WORDS):
+                continue
+            out.append(piece)
+    return list(dict.fromkeys(out))
+
+
+def _content_words(text: str) -> list[str]:
+    return [piece for word in tokens(text) for piece in word.split("-")
+            if len(piece) >= 2 and not is_english_stopword(piece)]
+
+
+# ----------------------------------------------------------------------------- signals
 @dataclass(frozen=True)
 class Signals:
     """What the refusal decision looks at, for one query's candidates."""
 
     top_similarity: float
-    top_coverage: float
+    top_title_similarity: float
     margin: float
+    top_spread: float  # best similarity minus the fifth best: how far the best match stands out
+    top_coverage: float
     fts_hit: float
+    top_heading: float
+    word_coverage: float  # salience-weighted share of the question's words the best snippet covers
+    word_min: float  # the least covered salient word's coverage (1 when there is none)
+    word_uncovered: float  # salience weight of the words under WORD_COVERED, as a share
+    type_asked: float  # the question asks for a price / time / duration / place
+    type_missing: float  # ...and none of the best snippets holds one
     swahili: float
     swahili_x_similarity: float
-    top_heading: float
-    top_spread: float = 0.0  # best similarity minus the fifth best: how far the best match stands out
 
     def as_dict(self) -> dict[str, float]:
         return {name: round(getattr(self, name), 4) for name in FEATURES}
 
 
-def signals_for(candidates: list[Candidate], *, language: str) -> Signals:
-    """Signals over the candidates (before threshold and packing, so packing never changes the decision)."""
+WORD_COVERED = 0.6  # a word at least this close to one of the snippet's words counts as covered
+
+
+def _coverage(candidate) -> float:
+    # Document chunks carry plain word coverage (their search has no IDF weights), as in fusion.
+    return candidate.idf_coverage if candidate.source == "snippet" else candidate.coverage
+
+
+def _word_cover(question: list[str], candidates, vectors) -> tuple[float, float, float]:
+    """(weighted coverage, least coverage, uncovered share) of the best-covering candidate."""
+    if not question or not candidates:
+        return 1.0, 1.0, 0.0
+    weights = np.array([word_weight(word) for word in question])
+    q_matrix = np.stack([vectors[word] for word in question])
+    q_stems = [_stem(word) for word in question]
+    best = None
+    for candidate in candidates:
+        words = list(dict.fromkeys(_content_words(f"{candidate.title} {candidate.body}")))
+        if not words:
+            continue
+        stems = {_stem(word) for word in words}
+        d_matrix = np.stack([vectors[word] for word in words])
+        cover = (q_matrix @ d_matrix.T).max(axis=1)
+        cover = np.where([s in stems for s in q_stems], 1.0, np.clip(cover, 0.0, 1.0))
+        weighted = float((weights * cover).sum() / weights.sum())
+        uncovered = float((weights * (cover < WORD_COVERED)).sum() / weights.sum())
+        row = (weighted, float(cover.min()), uncovered)
+        if best is None or row[0] > best[0]:
+            best = row
+    return best or (0.0, 0.0, 1.0)
+
+
+def signals_for(candidates: list, *, language: str, question: str, words: list[str]) -> Signals:
+    """Signals over the candidates (before threshold and packing, so packing never changes the decision).
+
+    `question` is the customer's text (answer types), `words` the query's content words in English (the
+    glossary's rendering of a Swahili question), whose salient ones coverage is measured for.
+    """
+    from knowledge.retrieval.wordvec import word_vectors
+
     similarities = sorted((c.similarity for c in candidates if c.similarity is not None), reverse=True)
     # Margin and spread compare the best match with the field. A KB with fewer candidates has no one else
     # in the field: a missing competitor counts as an unrelated one (similarity 0).
     field = similarities + [0.0] * SPREAD_RANK
     top = field[0]
-    margin = top - field[1]
-    # A question the KB answers tends to have one match clearly above the field; a near-miss has several
-    # similar, middling ones.
-    spread = top - field[SPREAD_RANK - 1]
-    ranked = sorted(candidates, key=lambda c: -(c.similarity or 0.0))[:3]
+    ranked = sorted(candidates, key=lambda c: -(c.similarity or 0.0))[:COVER_TOP]
     coverage = max((_coverage(c) for c in ranked), default=0.0)
     # Keyword evidence anywhere counts too: a version without an embedding yet is found only this way.
     coverage = max(coverage, max((_coverage(c) for c in candidates if c.keyword_rank > 0), default=0.0))
     heading = max((c.heading_terms / c.query_terms for c in ranked if c.query_terms), default=0.0)
+    title_top = max((c.title_similarity or 0.0 for c in candidates), default=0.0)
+    question_words = salient_words(words)
+    covered = (1.0, 1.0, 0.0)
+    if question_words and ranked:
+        vocabulary = question_words + [w for c in ranked for w in _content_words(f"{c.title} {c.body}")]
+        covered = _word_cover(question_words, ranked, word_vectors(vocabulary))
+    asked = answer_types(question)
+    text = " ".join(f"{c.title} {c.body}" for c in ranked)
+    missing = bool(asked) and not any(_TYPE_GIVEN[name].search(text) for name in asked)
     swahili = 1.0 if language == "sw" else 0.0
-    return Signals(top_similarity=top, top_coverage=coverage, margin=margin,
-                   fts_hit=1.0 if any(c.keyword_rank > 0 for c in candidates) else 0.0,
-                   swahili=swahili, swahili_x_similarity=swahili * top, top_heading=heading,
-                   top_spread=spread)
+    return Signals(top_similarity=top, top_title_similarity=title_top, margin=top - field[1],
+                   top_spread=top - field[SPREAD_RANK - 1], top_coverage=coverage,
+                   fts_hit=1.0 if any(c.keyword_rank > 0 for c in candidates) else 0.0, top_heading=heading,
+                   word_coverage=covered[0], word_min=covered[1], word_uncovered=covered[2],
+                   type_asked=1.0 if asked else 0.0, type_missing=1.0 if missing else 0.0,
+                   swahili=swahili, swahili_x_similarity=swahili * top)
 
 
-def _coverage(candidate: Candidate) -> float:
-    # Document chunks carry plain word coverage (their search has no IDF weights), as in fusion.
-    return candidate.idf_coverage if candidate.source == "snippet" else candidate.coverage
-
-
+# ----------------------------------------------------------------------------- the model
 @lru_cache(maxsize=1)
 def load_model() -> dict:
     """The fitted model (or the fallback when the file is missing or unreadable)."""
@@ -85,10 +243,10 @@ def load_model() -> dict:
         return _FALLBACK_MODEL
 
 
-def probability(signals: Signals, model: dict | None = None) -> float:
+def probability(signals: Signals | dict, model: dict | None = None) -> float:
     """P(the retrieved context can answer the question)."""
     model = model or load_model()
-    values = signals.as_dict()
+    values = signals if isinstance(signals, dict) else signals.as_dict()
     z = model["intercept"]
     for name, coefficient, mean, scale in zip(model["features"], model["coefficients"], model["means"],
                                               model["scales"], strict=True):
@@ -104,10 +262,12 @@ class Decision:
     signals: Signals
 
 
-def decide(candidates: list[Candidate], *, language: str, model: dict | None = None) -> Decision:
+def decide(candidates: list, *, language: str, question: str = "", words: list[str] | None = None,
+           model: dict | None = None) -> Decision:
     """Refuse with `no_relevant_context` when the calibrated probability is below the model's threshold."""
     model = model or load_model()
-    signals = signals_for(candidates, language=language)
+    signals = signals_for(candidates, language=language, question=question,
+                          words=words if words is not None else tokens(question))
     if not candidates:
         return Decision(probability=0.0, threshold=model["threshold"], refusal_reason=REFUSAL_REASON,
                         signals=signals)

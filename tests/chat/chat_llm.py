@@ -67,3 +67,23 @@ def openai_stream(pieces: list[str], *, prompt_tokens: int = 900, completion_tok
 
 def openai_error(status: int, message: str = "boom", code: str = "server_error") -> httpx2.Response:
     return httpx2.Response(status, json={"error": {"message": message, "type": code, "param": None, "code": code}})
+
+
+def anthropic_stream(pieces: list[str], *, input_tokens: int = 800, output_tokens: int = 12) -> httpx2.Response:
+    """A Messages API stream (server-sent events) carrying `pieces` as text deltas."""
+    start = {"type": "message_start", "message": {
+        "id": "msg_02", "type": "message", "role": "assistant", "model": "claude-haiku-4-5-20251001", "content": [],
+        "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens, "output_tokens": 1, "cache_creation_input_tokens": 0,
+                  "cache_read_input_tokens": 0}}}
+    events = [("message_start", start),
+              ("content_block_start", {"type": "content_block_start", "index": 0,
+                                       "content_block": {"type": "text", "text": ""}})]
+    events += [("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                        "delta": {"type": "text_delta", "text": piece}}) for piece in pieces]
+    events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
+               ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                                  "usage": {"output_tokens": output_tokens}}),
+               ("message_stop", {"type": "message_stop"})]
+    body = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+    return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body.encode())

@@ -13,29 +13,6 @@ from conversations.models import Session, Turn
 from telemetry.models import Event
 
 
-@pytest.fixture
-def llm(settings, monkeypatch):
-    """Configure a provider whose HTTP goes to a FakeLlmServer: llm("anthropic"|"openai") -> server."""
-    import conversations.shaping as shaping
-
-    def configure(name: str) -> FakeLlmServer:
-        from conversations.providers.anthropic import AnthropicProvider
-        from conversations.providers.openai import OpenAIProvider
-
-        server = FakeLlmServer()
-        settings.LLM_PROVIDER = name
-        settings.ANTHROPIC_API_KEY = "sk-ant-test" if name == "anthropic" else ""
-        settings.OPENAI_API_KEY = "sk-test" if name == "openai" else ""
-        cls = AnthropicProvider if name == "anthropic" else OpenAIProvider
-        answer_provider = cls(api_key="test-key", http_client=server.client(), max_retries=0)
-        intent_provider = cls(api_key="test-key", http_client=server.client(), max_retries=0, max_tokens=20)
-        monkeypatch.setattr(shaping, "_cached_provider", lambda requested: answer_provider)
-        monkeypatch.setattr(services, "_intent_provider", lambda: intent_provider)
-        return server
-
-    return configure
-
-
 PARKING_ANSWER = "Free parking for guests is available in the basement of Mirage Tower [1]."
 
 
