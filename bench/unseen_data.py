@@ -237,7 +237,7 @@ def collect(*, reseed: bool, only: set[str] | None = None) -> list[Run]:
     folds = assign_folds(businesses)
     cached: dict[str, list[Run]] = {}
     if POOLS_PATH.exists() and not reseed:
-        for run in pickle.loads(POOLS_PATH.read_bytes()):
+        for run in _unpickle(POOLS_PATH.read_bytes()):
             cached.setdefault(run.business, []).append(run)
     runs: list[Run] = []
     for business in businesses:
@@ -258,8 +258,23 @@ def collect(*, reseed: bool, only: set[str] | None = None) -> list[Run]:
     return runs
 
 
+class _Unpickler(pickle.Unpickler):
+    """Runs pickled when this file ran as __main__ name their classes there."""
+
+    def find_class(self, module, name):
+        if module == "__main__":
+            module = __name__
+        return super().find_class(module, name)
+
+
+def _unpickle(data: bytes) -> list[Run]:
+    import io
+
+    return _Unpickler(io.BytesIO(data)).load()
+
+
 def load_runs() -> list[Run]:
-    return pickle.loads(POOLS_PATH.read_bytes())
+    return _unpickle(POOLS_PATH.read_bytes())
 
 
 def main() -> int:

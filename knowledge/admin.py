@@ -162,6 +162,13 @@ class SnippetForm(ServiceErrorForm):
                                   help_text="Last day it applies (holiday hours, a promotion); empty = no end.")
     last_reviewed_at = forms.DateField(required=False, label="Last reviewed", widget=AdminDateWidget,
                                        help_text="When someone last checked it is still true.")
+    title_sw = forms.CharField(required=False, max_length=200, label="Swahili title",
+                               widget=forms.TextInput(attrs={"class": "vLargeTextField"}),
+                               help_text="Optional; the English title is used when empty.")
+    body_sw = forms.CharField(required=False, label="Swahili version",
+                              widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
+                              help_text="Your approved Swahili text. Customers who write in Swahili get it "
+                                        "(cited as this snippet) instead of the English when no AI writes the answer.")
     notes = forms.CharField(required=False, label="Change note", widget=forms.Textarea(attrs={"rows": 2}),
                             help_text="What changed and why; kept with this version in the history.")
     publish = forms.BooleanField(required=False, initial=True, label="Make this version live now",
@@ -186,13 +193,18 @@ class SnippetForm(ServiceErrorForm):
             self.base = selectors.snippet_version_get(key=self.instance.key)
             if self.base is not None:
                 for field in services.CONTENT_FIELDS:
-                    if field != "notes":
+                    if field not in ("notes", "translations"):
                         self.initial.setdefault(field, getattr(self.base, field))
+                swahili = (self.base.translations or {}).get("sw") or {}
+                self.initial.setdefault("title_sw", swahili.get("title", ""))
+                self.initial.setdefault("body_sw", swahili.get("body", ""))
                 self.initial["base_version"] = self.base.version
 
     def content(self) -> dict:
         data = self.cleaned_data
-        return {field: data.get(field) for field in services.CONTENT_FIELDS}
+        content = {field: data.get(field) for field in services.CONTENT_FIELDS if field != "translations"}
+        content["translations"] = {"sw": {"title": data.get("title_sw") or "", "body": data.get("body_sw") or ""}}
+        return content
 
     def clean(self):
         cleaned = super().clean()
@@ -453,6 +465,7 @@ class SnippetAdmin(_ServiceErrorsMixin, TenantOnlyAdmin):
         return [
             (None, {"fields": first}),
             ("How it is used", {"fields": ("category", "role", "status", "channels", "language")}),
+            ("Swahili version", {"fields": ("title_sw", "body_sw"), "classes": ("collapse",)}),
             ("Links and tags", {"fields": ("related_keys", "tags"), "classes": ("collapse",)}),
             ("Validity and review", {"fields": (("valid_from", "valid_until"), "last_reviewed_at")}),
             ("This change", {"fields": ("notes", "publish", "base_version")}),

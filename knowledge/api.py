@@ -67,6 +67,13 @@ def _actor(request) -> str | None:
 
 # ----------------------------------------------------------------------------- snippets
 
+def TRANSLATIONS_INPUT():  # noqa: N802 - a field factory, read like a field class
+    return serializers.DictField(
+        child=serializers.DictField(child=serializers.CharField(allow_blank=True, max_length=20_000)),
+        required=False, help_text='Owner-approved versions: {"sw": {"title": "...", "body": "..."}}; '
+                                  'an empty body removes one.')
+
+
 class SnippetListApi(APIView):
     """GET: active versions (filtered, paginated). POST: a new key with its version 1."""
 
@@ -96,6 +103,7 @@ class SnippetListApi(APIView):
         valid_from = serializers.DateField(required=False, allow_null=True)
         valid_until = serializers.DateField(required=False, allow_null=True)
         last_reviewed_at = serializers.DateField(required=False, allow_null=True)
+        translations = TRANSLATIONS_INPUT()
 
     @extend_schema(operation_id="snippets_list", parameters=[SnippetFilterInput],
                    responses={200: SnippetVersionPage, **ERROR_RESPONSES})
@@ -140,6 +148,7 @@ class SnippetDetailApi(APIView):
         valid_from = serializers.DateField(required=False, allow_null=True)
         valid_until = serializers.DateField(required=False, allow_null=True)
         last_reviewed_at = serializers.DateField(required=False, allow_null=True)
+        translations = TRANSLATIONS_INPUT()
 
         def validate(self, attrs):
             unknown = sorted(set(self.initial_data) - set(self.fields))

@@ -50,7 +50,7 @@ TOP_LEVEL = ("tenant", "services", "hours", "snippets", "smoke_tests")
 TENANT_FIELDS = ("schema", "name", "domain", "languages", "timezone", "currency")
 SERVICE_FIELDS = ("name", "description", "duration_minutes", "price", "currency", "active")
 SNIPPET_FIELDS = ("key", "category", "role", "title", "body", "language", "channels", "tags", "status", "related",
-                  "notes", "valid_from", "valid_until", "last_reviewed_at")
+                  "notes", "valid_from", "valid_until", "last_reviewed_at", "translations")
 SPECIAL_FIELDS = ("date", "hours", "note")
 SMOKE_FIELDS = ("query", "expect")
 # How the snippet audit log names changes a seed file makes.
@@ -740,6 +740,10 @@ def seed_export(*, tenant=None) -> str:
         for name in ("notes", "valid_from", "valid_until", "last_reviewed_at"):
             if getattr(version, name):
                 item[name] = getattr(version, name)
+        if version.translations:
+            item["translations"] = {language: {"title": text.get("title", ""),
+                                               "body": _LiteralStr(text.get("body", "") + "\n")}
+                                    for language, text in version.translations.items()}
         snippets.append(item)
     data["snippets"] = snippets
     data["smoke_tests"] = [{"query": t.query, "expect": list(t.expected_keys)} for t in SmokeTest.objects.order_by("id")]

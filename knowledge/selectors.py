@@ -70,6 +70,8 @@ def snippet_version_diff(*, old: SnippetVersion, new: SnippetVersion) -> list[Fi
     result = []
     for field in CONTENT_FIELDS:
         a, b = getattr(old, field), getattr(new, field)
+        if field == "translations":
+            a, b = _translations_text(a), _translations_text(b)
         text_a = ", ".join(a) if isinstance(a, list) else ("" if a is None else str(a))
         text_b = ", ".join(b) if isinstance(b, list) else ("" if b is None else str(b))
         lines: tuple[str, ...] = ()
@@ -149,3 +151,8 @@ def awaiting_release() -> list[SnippetVersion]:
 
 def awaiting_release_count() -> int:
     return SnippetVersion.objects.filter(is_active=False, version__gt=_live_number()).order_by().count()
+
+
+def _translations_text(value: dict | None) -> str:
+    return "\n".join(f"[{language}] {item.get('title', '')}\n{item.get('body', '')}"
+                     for language, item in sorted((value or {}).items()))

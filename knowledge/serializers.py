@@ -6,6 +6,17 @@ from rest_framework import serializers
 from knowledge.models import Category, EmbeddingState, Role, Status
 
 
+class TranslationOutput(serializers.Serializer):
+    title = serializers.CharField(allow_blank=True)
+    body = serializers.CharField()
+
+
+class TranslationsField(serializers.DictField):
+    """Owner-approved versions in other languages: {"sw": {"title": "...", "body": "..."}}."""
+
+    child = TranslationOutput()
+
+
 class SnippetVersionOutput(serializers.Serializer):
     key = serializers.CharField()
     version = serializers.IntegerField()
@@ -22,6 +33,7 @@ class SnippetVersionOutput(serializers.Serializer):
     valid_from = serializers.DateField(allow_null=True)
     valid_until = serializers.DateField(allow_null=True)
     last_reviewed_at = serializers.DateField(allow_null=True)
+    translations = TranslationsField(help_text='Owner-approved versions: {"sw": {"title", "body"}}.')
     token_count = serializers.IntegerField()
     is_active = serializers.BooleanField()
     awaiting_review = serializers.SerializerMethodField(

@@ -43,7 +43,8 @@ GATED_ROLES = frozenset({Role.GUARDRAIL, Role.BEHAVIOUR})
 REVIEW_PERMISSION = "knowledge.review_snippetversion"
 # The fields that make up a version's content: two versions with equal values here are the same text.
 CONTENT_FIELDS = ("title", "body", "category", "role", "language", "channels", "tags", "status", "related_keys",
-                  "notes", "valid_from", "valid_until", "last_reviewed_at")
+                  "notes", "valid_from", "valid_until", "last_reviewed_at", "translations")
+TRANSLATION_LANGUAGES = ("sw",)  # the languages customers are answered in besides the snippet's own
 EMBED_BATCH_SIZE = 64
 
 
@@ -106,7 +107,8 @@ def snippet_key_check(*, key: Any) -> str:
 def snippet_content_clean(*, title: Any, body: Any, category: Any, role: Any, language: Any = "en",
                           channels: Any = None, tags: Any = None, status: Any = Status.ACCEPTED,
                           related_keys: Any = None, notes: Any = "", valid_from: Any = None,
-                          valid_until: Any = None, last_reviewed_at: Any = None) -> dict[str, Any]:
+                          valid_until: Any = None, last_reviewed_at: Any = None,
+                          translations: Any = None) -> dict[str, Any]:
     """Validate and normalise a version's content; raise ValidationError naming every bad field."""
     errors: dict[str, list[str]] = {}
     clean: dict[str, Any] = {}
@@ -172,6 +174,7 @@ def snippet_content_clean(*, title: Any, body: Any, category: Any, role: Any, la
     check("valid_from", lambda: _as_date(valid_from, "valid_from"))
     check("valid_until", lambda: _as_date(valid_until, "valid_until"))
     check("last_reviewed_at", lambda: _as_date(last_reviewed_at, "last_reviewed_at"))
+    check("translations", lambda: _translations_clean(translations))
     if not errors and clean["valid_from"] and clean["valid_until"] and clean["valid_until"] < clean["valid_from"]:
         errors["valid_until"] = ["Must be on or after valid_from."]
     if any(len(tag) > 50 for tag in clean.get("tags", [])):
@@ -183,6 +186,35 @@ def snippet_content_clean(*, title: Any, body: Any, category: Any, role: Any, la
 
 def _content_of(version: SnippetVersion) -> dict[str, Any]:
     return {field: getattr(version, field) for field in CONTENT_FIELDS}
+
+
+def _translations_clean(value: Any) -> dict[str, dict[str, str]]:
+    """{"sw": {"title": ..., "body": ...}}: a body is required, the title may be left to the original."""
+    if value in (None, "", {}):
+        return {}
+    if not isinstance(value, dict):
+        raise ValidationError({"translations": ['Enter an object such as {"sw": {"title": "...", "body": "..."}}.']})
+    clean: dict[str, dict[str, str]] = {}
+    for language, item in value.items():
+        if language not in TRANSLATION_LANGUAGES:
+            raise ValidationError({"translations": [f"Unsupported language {language!r}: expected "
+                                                    f"{', '.join(TRANSLATION_LANGUAGES)}."]})
+        if item in (None, "", {}):
+            continue  # an emptied translation is removed
+        if not isinstance(item, dict) or set(item) - {"title", "body"}:
+            raise ValidationError({"translations": [f"{language}: expected title and body only."]})
+        title, body = item.get("title") or "", item.get("body") or ""
+        if not isinstance(title, str) or not isinstance(body, str):
+            raise ValidationError({"translations": [f"{language}: title and body must be text."]})
+        if not body.strip():
+            if title.strip():
+                raise ValidationError({"translations": [f"{language}: a translated title needs a translated body."]})
+            continue
+        if len(title.strip()) > 200 or len(body.strip()) > 20_000:
+            raise ValidationError({"translations": [f"{language}: at most 200 characters of title and 20,000 "
+                                                    "of body."]})
+        clean[language] = {"title": title.strip(), "body": body.strip()}
+    return clean
 
 
 # ----------------------------------------------------------------------------- release gate
