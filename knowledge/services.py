@@ -289,7 +289,8 @@ def snippet_version_create(*, key: str, title: str, body: str, category: str, ro
                            channels: list[str] | None = None, tags: list[str] | None = None,
                            status: str = Status.ACCEPTED, related_keys: list[str] | None = None, notes: str = "",
                            valid_from: dt.date | None = None, valid_until: dt.date | None = None,
-                           last_reviewed_at: dt.date | None = None, created_by=None, activate: bool = True,
+                           last_reviewed_at: dt.date | None = None, translations: dict | None = None,
+                           created_by=None, activate: bool = True,
                            enforce_release_gate: bool = True, queue_embedding: bool = True,
                            check_related: bool = True, actor: str | None = None) -> SnippetVersion:
     """Save a new version of `key` (creating the key if new) and activate it unless the release gate blocks it.
@@ -302,7 +303,7 @@ def snippet_version_create(*, key: str, title: str, body: str, category: str, ro
     content = snippet_content_clean(title=title, body=body, category=category, role=role, language=language,
                                     channels=channels, tags=tags, status=status, related_keys=related_keys,
                                     notes=notes, valid_from=valid_from, valid_until=valid_until,
-                                    last_reviewed_at=last_reviewed_at)
+                                    last_reviewed_at=last_reviewed_at, translations=translations)
     if key in content["related_keys"]:
         raise ValidationError({"related_keys": ["A snippet cannot be related to itself."]})
     if check_related and content["related_keys"]:
