@@ -231,12 +231,6 @@ def _checked(prompt: AssembledPrompt, *, text: str, result, requested: str, star
     """The LLM answer if it passes the output filter and the grounding check, else the extractive one."""
     spent = {"input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
              "cost_usd": result.cost_usd, "attempted_model": result.model}
-    if NO_ANSWER_MARKER in text:
-        # A typed refusal, never the model's own "I don't know": the turn records it as a gap.
-        return ShapedAnswer(text=i18n.deflection(LLM_REFUSAL_REASON, language=prompt.language), citations=[],
-                            provider=result.provider, model=result.model, requested_provider=requested,
-                            prompt_version=prompt.template_version, prompt_tokens=prompt.token_estimate,
-                            latency_ms=_elapsed_ms(started), refusal_reason=LLM_REFUSAL_REASON, **spent)
     leak = detector.check(text)
     if leak.leaked:
         answer = _extractive_answer(prompt, requested=requested, started=started, output_filtered=True,
@@ -244,6 +238,13 @@ def _checked(prompt: AssembledPrompt, *, text: str, result, requested: str, star
         _record("grounding_fallback", prompt, answer, check="output_filter", leaked_from=leak.reason,
                 excerpt=leak.excerpt[:200])
         return answer
+    # After the leak check: a reply that repeats the prompt also repeats the marker's instruction.
+    if NO_ANSWER_MARKER in text:
+        # A typed refusal, never the model's own "I don't know": the turn records it as a gap.
+        return ShapedAnswer(text=i18n.deflection(LLM_REFUSAL_REASON, language=prompt.language), citations=[],
+                            provider=result.provider, model=result.model, requested_provider=requested,
+                            prompt_version=prompt.template_version, prompt_tokens=prompt.token_estimate,
+                            latency_ms=_elapsed_ms(started), refusal_reason=LLM_REFUSAL_REASON, **spent)
     grounding = check_grounding(answer=text, prompt=prompt)
     if not grounding.ok:
         unsupported = [f"{claim.kind}:{claim.text}" for claim in grounding.unsupported]

@@ -1,0 +1,122 @@
+"""The answer-or-refuse signals one by one (answer type, salient words, word coverage), the model that
+combines them, and the decision running the same in inline mode as in hybrid mode."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pytest
+from retrieval_kb import kb, mode, real_embedder  # noqa: F401 (fixtures)
+
+from knowledge.retrieval import fetch_snippets
+from knowledge.retrieval.relevance import (WORD_COVERED, Signals, answer_types, decide, probability,
+                                           salient_words, signals_for, word_weight)
+
+
+@dataclass
+class Cand:
+    """The candidate fields the decision reads."""
+
+    title: str
+    body: str
+    similarity: float = 0.6
+    title_similarity: float = 0.5
+    keyword_rank: float = 0.1
+    idf_coverage: float = 0.5
+    heading_terms: int = 1
+    query_terms: int = 2
+    source: str = "snippet"
+
+    @property
+    def coverage(self) -> float:
+        return self.idf_coverage
+
+
+TRAYS = Cand(title="How trays are packed",
+             body="Every order ships in stackable 500 g trays, sealed and frozen, packed in a cool box with ice packs.")
+
+
+@pytest.mark.parametrize("question, types", [
+    ("How much is a full valet?", {"price"}), ("Bei ya box braids ni ngapi?", {"price"}),
+    ("What time do you open on Sunday?", {"time"}), ("Mnafungua saa ngapi Jumamosi?", {"time"}),
+    ("How long does a deep clean take?", {"duration"}), ("Where are you located?", {"place"}),
+    ("Mko wapi?", {"place"}), ("Do you have wifi?", set()),
+])
+def test_it_reads_the_answer_type_a_question_asks_for(question, types):
+    assert answer_types(question) == types
+
+
+def test_salient_words_leave_out_request_words_stopwords_and_answer_type_words():
+    assert salient_words(["can", "i", "please", "bring", "my", "dog", "how", "much", "price"]) == ["bring", "dog"]
+    assert salient_words(["bpa-free", "trays"]) == ["bpa", "free", "trays"]
+
+
+def test_a_word_rare_in_everyday_requests_weighs_more_than_a_common_one():
+    assert word_weight("valet") > word_weight("time") > 1.0
+
+
+@pytest.mark.django_db
+def test_a_price_question_against_snippets_without_a_price_is_a_type_miss():
+    without = signals_for([TRAYS], language="en", question="How much are the trays?", words=["trays"])
+    priced = Cand(title="Tray prices", body="A 500 g tray costs KES 450.")
+    with_price = signals_for([priced], language="en", question="How much are the trays?", words=["trays"])
+    assert (without.type_asked, without.type_missing) == (1.0, 1.0)
+    assert (with_price.type_asked, with_price.type_missing) == (1.0, 0.0)
+    plain = signals_for([TRAYS], language="en", question="Do you ship trays?", words=["ship", "trays"])
+    assert (plain.type_asked, plain.type_missing) == (0.0, 0.0)
+
+
+@pytest.mark.django_db
+def test_a_salient_word_with_no_counterpart_in_the_snippet_lowers_word_coverage():
+    near_miss = signals_for([TRAYS], language="en", question="Are the trays BPA-free?", words=["trays", "bpa-free"])
+    answered = signals_for([TRAYS], language="en", question="How are the trays packed?", words=["trays", "packed"])
+    assert answered.word_min == 1.0 and answered.word_uncovered == 0.0  # both words are in the snippet
+    assert near_miss.word_min < WORD_COVERED and near_miss.word_uncovered > 0.0
+    assert near_miss.word_coverage < answered.word_coverage
+
+
+@pytest.mark.django_db
+def test_a_paraphrase_is_covered_by_meaning_not_only_by_spelling():
+    parking = Cand(title="Parking", body="Free parking for guests in the basement of Mirage Tower.")
+    car = signals_for([parking], language="en", question="Where can I leave my car?", words=["leave", "car"])
+    unrelated = signals_for([parking], language="en", question="Where can I leave my parrot?",
+                            words=["leave", "parrot"])
+    assert car.word_coverage > unrelated.word_coverage
+
+
+def test_the_probability_follows_the_model_file_format():
+    model = {"features": ["top_similarity"], "coefficients": [2.0], "intercept": 0.0, "means": [0.5],
+             "scales": [0.1], "threshold": 0.5}
+    signals = {"top_similarity": 0.6}
+    assert probability(signals, model) == pytest.approx(1 / (1 + math.exp(-2.0)), rel=1e-9)  # z = 2 × (0.6 − 0.5) / 0.1
+    assert probability({"top_similarity": 0.5}, model) == 0.5
+
+
+@pytest.mark.django_db
+def test_nothing_retrieved_is_always_refused():
+    decision = decide([], language="en", question="Is there parking?")
+    assert decision.refusal_reason == "no_relevant_context" and decision.probability == 0.0
+    assert isinstance(decision.signals, Signals)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("question", ["Is there parking at the spa?", "Do you do home visits for weddings?",
+                                      "What is the capital city of Mongolia?"])
+def test_inline_mode_decides_exactly_as_hybrid_mode_on_a_small_kb(kb, mode, question):
+    kb.spa()
+    mode("hybrid")
+    hybrid = fetch_snippets("other", query=question, channel="chat")
+    mode("inline")
+    inline = fetch_snippets("other", query=question, channel="chat")
+    assert inline.mode == "inline" and hybrid.mode == "hybrid"
+    assert inline.debug["refusal"]["signals"] == hybrid.debug["refusal"]["signals"]
+    assert (inline.refusal_reason, inline.relevance) == (hybrid.refusal_reason, hybrid.relevance)
+
+
+@pytest.mark.django_db
+def test_inline_mode_refuses_an_off_topic_question_and_answers_a_covered_one(kb, mode):
+    kb.spa()
+    mode("inline")
+    assert fetch_snippets("other", query="What is the capital city of Mongolia?",
+                          channel="chat").refusal_reason == "no_relevant_context"
+    assert fetch_snippets("other", query="Is there parking at the spa?", channel="chat").refusal_reason is None
