@@ -134,7 +134,7 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="report with the current model; write nothing")
     args = parser.parse_args()
     common.setup_django(migrate=False)
-    from knowledge.retrieval.relevance import FEATURES, load_model, probability
+    from knowledge.retrieval.relevance import FEATURES, KEYWORD_FEATURES, load_model, probability
 
     runs = unseen_data.load_runs()
     rows = features(runs)
@@ -148,6 +148,10 @@ def main() -> int:
         oof_scores, oof_runs = out_of_fold(c_rows, c_runs, names)
         model = fit_model(c_rows, c_runs, names)
         model["threshold"] = round(threshold_at(oof_scores, oof_runs, FALSE_REFUSAL_TARGET), 4)
+        keyword_names = list(KEYWORD_FEATURES)
+        kw_scores, kw_runs = out_of_fold(c_rows, c_runs, keyword_names)
+        model["keyword_only"] = fit_model(c_rows, c_runs, keyword_names)
+        model["keyword_only"]["threshold"] = round(threshold_at(kw_scores, kw_runs, FALSE_REFUSAL_TARGET), 4)
         model["source"] = (f"bench/fit_refusal.py: logistic regression (C={C}, businesses weighted equally) on "
                            f"folds {list(unseen_data.CHOOSE_FOLDS)} of bench/unseen_data.py; threshold out of fold "
                            f"at <= {FALSE_REFUSAL_TARGET:.0%} false refusals")

@@ -41,7 +41,8 @@ class PreparedQuery:
     rewrite: str | None
     query: QueryText
     embedding_text: str
-    english_words: list[str]  # the question's words in English (the glossary's rendering of Swahili)
+    english_words: list[str]  # the question's words in English (the glossary's rendering of Swahili, plus
+    # the Swahili words it does not know)
 
 
 def _or_text(words: list[str]) -> str:
@@ -66,8 +67,9 @@ def prepare_query(text: str) -> PreparedQuery:
         query = QueryText(or_text=_or_text([*words, *english_words]), and_text=" ".join(english_words or words),
                           content_text=content or text)
         embedding_text = english if english_words else text
+        # Words the glossary does not know stay: an answer must speak to them too.
         return PreparedQuery(text=text, language=language, expansion=expansion, rewrite=rewrite, query=query,
-                             embedding_text=embedding_text, english_words=english_words)
+                             embedding_text=embedding_text, english_words=[*english_words, *expansion.unknown])
     query = QueryText(or_text=_or_text([*words, *_swahili_equivalents(words)]), and_text=" ".join(words),
                       content_text=text)
     return PreparedQuery(text=text, language=language, expansion=None, rewrite=None, query=query,

@@ -42,7 +42,10 @@ _FALLBACK_MODEL = {
 
 FEATURES = ("top_similarity", "top_title_similarity", "margin", "top_spread", "top_coverage", "fts_hit",
             "top_heading", "word_coverage", "word_min", "word_uncovered", "type_asked", "type_missing",
-            "swahili", "swahili_x_similarity")
+            "swahili", "swahili_x_similarity", "swahili_x_uncovered")
+# What the keyword-only part of the model reads (no similarity is available when it decides).
+KEYWORD_FEATURES = ("top_coverage", "fts_hit", "top_heading", "word_coverage", "word_min", "word_uncovered",
+                    "type_asked", "type_missing", "swahili")
 
 # ----------------------------------------------------------------------------- answer types
 # What kind of answer a question asks for (English and Swahili forms), and what a snippet that gives it
@@ -157,6 +160,7 @@ class Signals:
     type_missing: float  # ...and none of the best snippets holds one
     swahili: float
     swahili_x_similarity: float
+    swahili_x_uncovered: float  # a Swahili question's words the glossary could not match in the snippets
 
     def as_dict(self) -> dict[str, float]:
         return {name: round(getattr(self, name), 4) for name in FEATURES}
@@ -208,6 +212,11 @@ def signals_for(candidates: list, *, language: str, question: str, words: list[s
     field = similarities + [0.0] * SPREAD_RANK
     top = field[0]
     ranked = sorted(candidates, key=lambda c: -(c.similarity or 0.0))[:COVER_TOP]
+    # The best match by words joins the best by meaning: a version still waiting for its embedding is
+    # found only this way.
+    by_words = max((c for c in candidates if c.keyword_rank > 0), key=_coverage, default=None)
+    if by_words is not None and all(by_words is not c for c in ranked):
+        ranked.append(by_words)
     coverage = max((_coverage(c) for c in ranked), default=0.0)
     # Keyword evidence anywhere counts too: a version without an embedding yet is found only this way.
     coverage = max(coverage, max((_coverage(c) for c in candidates if c.keyword_rank > 0), default=0.0))
@@ -227,7 +236,8 @@ def signals_for(candidates: list, *, language: str, question: str, words: list[s
                    fts_hit=1.0 if any(c.keyword_rank > 0 for c in candidates) else 0.0, top_heading=heading,
                    word_coverage=covered[0], word_min=covered[1], word_uncovered=covered[2],
                    type_asked=1.0 if asked else 0.0, type_missing=1.0 if missing else 0.0,
-                   swahili=swahili, swahili_x_similarity=swahili * top)
+                   swahili=swahili, swahili_x_similarity=swahili * top,
+                   swahili_x_uncovered=swahili * covered[2])
 
 
 # ----------------------------------------------------------------------------- the model
@@ -262,15 +272,29 @@ class Decision:
     signals: Signals
 
 
+def _keyword_only(candidates: list) -> bool:
+    """No similarity to judge by: the query embedding failed, or the best keyword match has no embedding yet."""
+    if all(c.similarity is None for c in candidates):
+        return True
+    by_words = max((c for c in candidates if c.keyword_rank > 0), key=_coverage, default=None)
+    return by_words is not None and by_words.similarity is None
+
+
 def decide(candidates: list, *, language: str, question: str = "", words: list[str] | None = None,
            model: dict | None = None) -> Decision:
-    """Refuse with `no_relevant_context` when the calibrated probability is below the model's threshold."""
+    """Refuse with `no_relevant_context` when the calibrated probability is below the model's threshold.
+
+    When similarity cannot judge (see _keyword_only) the model's keyword-only part decides instead: it was
+    fitted on the same questions from the word signals alone.
+    """
     model = model or load_model()
     signals = signals_for(candidates, language=language, question=question,
                           words=words if words is not None else tokens(question))
     if not candidates:
         return Decision(probability=0.0, threshold=model["threshold"], refusal_reason=REFUSAL_REASON,
                         signals=signals)
+    if "keyword_only" in model and _keyword_only(candidates):
+        model = model["keyword_only"]
     p = probability(signals, model)
     return Decision(probability=p, threshold=model["threshold"],
                     refusal_reason=None if p >= model["threshold"] else REFUSAL_REASON, signals=signals)

@@ -164,7 +164,7 @@ def test_unknown_fields_bad_hours_and_currency_are_reported_together():
         "line 6: hours.weekly.mon: 09:00-13:00 overlaps 12:30-18:00.",
         "line 17: snippets[1].title: This field is required.",
         "line 20: snippets[1].titel: Unknown field 'titel' (allowed: key, category, role, title, body, language, "
-        "channels, tags, status, related, notes, valid_from, valid_until, last_reviewed_at).",
+        "channels, tags, status, related, notes, valid_from, valid_until, last_reviewed_at, translations).",
     ]
 
 

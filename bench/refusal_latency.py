@@ -1,0 +1,56 @@
+"""What the answer-or-refuse decision costs per turn, in process, against its similarity-only part.
+
+    RATIBA_DB_NAME=bench_unseen .venv/bin/python bench/refusal_latency.py
+
+Reads the pools cached by bench/unseen_data.py (the written businesses' questions) and times
+`knowledge.retrieval.relevance.decide` on each: the whole decision, and in the same process on the same
+pools the baseline, the similarity and keyword signals alone (no question words, no answer type). "Cold"
+empties the word-vector cache before each question (a process that has never seen these words), "warm"
+is every later question about a business whose words it has seen.
+"""
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import common, unseen_data  # noqa: E402
+from bench.common import percentile, table  # noqa: E402
+
+
+def main() -> int:
+    common.setup_django(migrate=False)
+    from knowledge.retrieval import wordvec
+    from knowledge.retrieval.pipeline import prepare_query
+    from knowledge.retrieval.relevance import decide
+
+    runs = [run for run in unseen_data.load_runs() if run.dataset in ("own", "dev")]
+    prepared = [prepare_query(run.text) for run in runs]
+    wordvec.warm()
+    timings: dict[str, list[float]] = {"baseline: similarity signals only": [], "decision, cold word cache": [],
+                                       "decision, warm word cache": []}
+    for run, query in zip(runs, prepared):
+        started = time.perf_counter()
+        decide(run.pool, language=query.language.language, question="", words=[])
+        timings["baseline: similarity signals only"].append((time.perf_counter() - started) * 1000)
+        wordvec._cache.clear()
+        started = time.perf_counter()
+        decide(run.pool, language=query.language.language, question=query.text, words=query.english_words)
+        timings["decision, cold word cache"].append((time.perf_counter() - started) * 1000)
+    for run, query in zip(runs, prepared):
+        started = time.perf_counter()
+        decide(run.pool, language=query.language.language, question=query.text, words=query.english_words)
+        timings["decision, warm word cache"].append((time.perf_counter() - started) * 1000)
+    base = statistics.median(timings["baseline: similarity signals only"])
+    rows = [[name, len(values), statistics.median(values), percentile(values, 95), statistics.median(values) / base]
+            for name, values in timings.items()]
+    print(table(["per question", "n", "p50 ms", "p95 ms", "p50 / baseline"], rows,
+                title=f"Answer-or-refuse decision cost ({len({r.business for r in runs})} written businesses)"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
