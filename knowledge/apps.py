@@ -12,3 +12,7 @@ class KnowledgeConfig(AppConfig):
         from knowledge.retrieval import admin as retrieval_admin  # noqa: F401
         # The snippet audit log (read-only).
         from knowledge import audit_admin  # noqa: F401
+        # Serving processes load the embedding model and word vectors in the background (no first-turn wait).
+        from knowledge.warmup import warm_in_background
+
+        warm_in_background()

@@ -136,7 +136,8 @@ def salient_words(words: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _content_words(text: str) -> list[str]:
+def content_words(text: str) -> list[str]:
+    """A text's words as the coverage signal compares them (hyphenated parts apart, no stopwords)."""
     return [piece for word in tokens(text) for piece in word.split("-")
             if len(piece) >= 2 and not is_english_stopword(piece)]
 
@@ -183,7 +184,7 @@ def _word_cover(question: list[str], candidates, vectors) -> tuple[float, float,
     q_stems = [_stem(word) for word in question]
     best = None
     for candidate in candidates:
-        words = list(dict.fromkeys(_content_words(f"{candidate.title} {candidate.body}")))
+        words = list(dict.fromkeys(content_words(f"{candidate.title} {candidate.body}")))
         if not words:
             continue
         stems = {_stem(word) for word in words}
@@ -225,7 +226,7 @@ def signals_for(candidates: list, *, language: str, question: str, words: list[s
     question_words = salient_words(words)
     covered = (1.0, 1.0, 0.0)
     if question_words and ranked:
-        vocabulary = question_words + [w for c in ranked for w in _content_words(f"{c.title} {c.body}")]
+        vocabulary = question_words + [w for c in ranked for w in content_words(f"{c.title} {c.body}")]
         covered = _word_cover(question_words, ranked, word_vectors(vocabulary))
     asked = answer_types(question)
     text = " ".join(f"{c.title} {c.body}" for c in ranked)

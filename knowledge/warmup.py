@@ -1,0 +1,80 @@
+"""Warm a serving process in the background: the embedding model and the word vectors of every business.
+
+Loading MiniLM takes seconds and a snippet's words are embedded the first time the refusal decision reads
+them (~0.3 s for a few hundred words): both would otherwise land on the first customers after a start.
+A daemon thread does it right after start-up, so start-up itself is not slower.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+MAX_WORDS = 50_000  # below the word cache's size, so warming never evicts what it just loaded
+_started = False
+
+
+def is_serving(argv: list[str] | None = None) -> bool:
+    """A web server or a Celery worker (not a test run, a migration or another command)."""
+    argv = argv if argv is not None else sys.argv
+    program = argv[0] if argv else ""
+    if "gunicorn" in program:
+        return True
+    if "celery" in program and "worker" in argv:
+        return True
+    # runserver's autoreloader parent only watches files; its child (RUN_MAIN) serves.
+    return (len(argv) > 1 and argv[1] == "runserver"
+            and (os.environ.get("RUN_MAIN") == "true" or "--noreload" in argv))
+
+
+def warm() -> int:
+    """Load the model, then embed the words of every business's live snippets; returns the word count."""
+    from django_tenants.utils import get_public_schema_name, get_tenant_model, schema_context
+
+    from knowledge.embeddings import embed_query
+    from knowledge.models import Role, SnippetVersion
+    from knowledge.retrieval.relevance import content_words
+    from knowledge.retrieval.wordvec import word_vectors
+
+    try:
+        embed_query("warm up")
+        words: dict[str, None] = {}
+        for tenant in get_tenant_model().objects.exclude(schema_name=get_public_schema_name()):
+            with schema_context(tenant.schema_name):
+                for title, body in SnippetVersion.objects.filter(is_active=True, role=Role.RETRIEVED).values_list(
+                        "title", "body").iterator():
+                    words.update(dict.fromkeys(content_words(f"{title} {body}")))
+                    if len(words) >= MAX_WORDS:
+                        break
+        chosen = list(words)[:MAX_WORDS]
+        for start in range(0, len(chosen), 512):
+            word_vectors(chosen[start:start + 512])
+        logger.info("warmed the embedding model and %d words", len(chosen))
+        return len(chosen)
+    except Exception:  # noqa: BLE001 - warming is an optimisation: a failure only means a slower first turn
+        logger.warning("warm-up failed; the first turns will load what they need", exc_info=True)
+        return 0
+
+
+def _warm_in_thread() -> None:
+    from django.db import connection
+
+    try:
+        warm()
+    finally:
+        connection.close()  # the thread's own connection
+
+
+def warm_in_background() -> bool:
+    """Start the warm-up thread once per process when this process serves traffic."""
+    global _started
+    if _started or not settings.WARM_AT_START or not is_serving():
+        return False
+    _started = True
+    threading.Thread(target=_warm_in_thread, name="ratiba-warm-up", daemon=True).start()
+    return True
