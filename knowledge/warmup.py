@@ -20,12 +20,15 @@ _started = False
 
 
 def is_serving(argv: list[str] | None = None) -> bool:
-    """A web server or a Celery worker (not a test run, a migration or another command)."""
+    """A web server (not a Celery worker, a test run, a migration or another command).
+
+    Celery workers are left out: a prefork worker forks its children after start-up, and a child forked
+    while the warm-up thread holds the model's load lock would wait on that lock for ever. Workers embed
+    snippets in batches, where loading the model once is not a customer's wait.
+    """
     argv = argv if argv is not None else sys.argv
     program = argv[0] if argv else ""
     if "gunicorn" in program:
-        return True
-    if "celery" in program and "worker" in argv:
         return True
     # runserver's autoreloader parent only watches files; its child (RUN_MAIN) serves.
     return (len(argv) > 1 and argv[1] == "runserver"

@@ -271,7 +271,7 @@ OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL") or None
 OPENAI_MODEL = env_str("OPENAI_MODEL", "gpt-4o-mini")
 LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 20.0)
-# Web and worker processes load the embedding model and the word vectors of every business in a
+# Web processes load the embedding model and the word vectors of every business in a
 # background thread at start, so no customer waits for them (knowledge/warmup.py).
 WARM_AT_START = env_bool("WARM_AT_START", True)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 1)

@@ -1,4 +1,4 @@
-"""Serving processes warm the embedding model and every business's word vectors in the background."""
+"""Web processes warm the embedding model and every business's word vectors in the background."""
 from __future__ import annotations
 
 import pytest
@@ -9,7 +9,7 @@ from knowledge.retrieval import wordvec
 
 @pytest.mark.parametrize("argv, env, serving", [
     (["/venv/bin/gunicorn", "ratiba.wsgi:application"], {}, True),
-    (["/venv/bin/celery", "-A", "ratiba", "worker"], {}, True),
+    (["/venv/bin/celery", "-A", "ratiba", "worker"], {}, False),  # prefork children would inherit a held lock
     (["/venv/bin/celery", "-A", "ratiba", "beat"], {}, False),
     (["manage.py", "runserver", "127.0.0.1:8000"], {"RUN_MAIN": "true"}, True),
     (["manage.py", "runserver", "127.0.0.1:8000"], {}, False),  # the autoreloader's watcher

@@ -71,7 +71,9 @@ def busy_tenant(committed):
     # The business's knowledge predates the traffic: only what the owner writes in the test is "new".
     long_ago = timezone.now() - dt.timedelta(days=60)
     SnippetVersion.objects.update(activated_at=long_ago, created_at=long_ago)
-    result = synthetic_telemetry_write(turns=400, days=30, seed=11, gap_events=60,
+    # 29 days back from now always lies inside the dashboard's 30 local days (today included), whatever
+    # the time of day; 30 days back would put the oldest rows outside it shortly after midnight.
+    result = synthetic_telemetry_write(turns=400, days=29, seed=11, gap_events=60,
                                        keys=["parking", "arrive-early", "gift-vouchers", "lost-property"])
     assert result.logs == 400
     yield committed
