@@ -254,9 +254,11 @@ def collect(*, reseed: bool, only: set[str] | None = None) -> list[Run]:
         runs.extend(business_runs)
         print(f"{business.schema:<48} fold {folds[business.schema]}  {how:<8} {len(business_runs):>4} runs "
               f"in {time.perf_counter() - started:5.1f} s", flush=True)
+        # Saved after every business, with what is still only cached, so an interrupted run keeps its work.
+        done = {run.business for run in runs}
+        pending = [run for schema, cached_runs in cached.items() if schema not in done for run in cached_runs]
         POOLS_PATH.parent.mkdir(parents=True, exist_ok=True)
-        POOLS_PATH.write_bytes(pickle.dumps(runs + [r for s, rs in cached.items() for r in rs
-                                                    if s not in {x.business for x in runs}]))
+        POOLS_PATH.write_bytes(pickle.dumps(runs + pending))
     POOLS_PATH.write_bytes(pickle.dumps(runs))
     return runs
 

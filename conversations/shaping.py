@@ -114,8 +114,7 @@ class ShapedAnswer:
                 "output_tokens": self.output_tokens, "cost_usd": self.cost_usd,
                 "grounding_fallback": self.grounding_fallback, "output_filtered": self.output_filtered,
                 "provider_error": self.provider_error, "fallback_reason": self.fallback_reason,
-                "prompt_version": self.prompt_version,
-                **({"refused_by": "llm"} if self.refusal_reason else {})}
+                "prompt_version": self.prompt_version}
 
 
 @dataclass(frozen=True)
@@ -340,11 +339,8 @@ def shape_answer_stream(*, question: str, language: str, channel: str, intent: s
                                                   input_tokens=input_tokens, output_tokens=output_tokens))
     answer = _checked(prompt, text=result.text, result=result, requested=requested, started=started,
                       detector=detector)
-    if answer.refusal_reason:
-        answer.replaces_streamed_text = sent > 0
-        if sent == 0:
-            yield from (AnswerDelta(text=piece) for piece in chunk_text(answer.text))
-    elif answer.used_llm:
+    # An LLM refusal is replaced by the deflection exactly like a rejected LLM answer.
+    if answer.used_llm and not answer.refusal_reason:
         if sent < len(answer.text):
             yield AnswerDelta(text=answer.text[sent:])
     else:

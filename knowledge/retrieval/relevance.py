@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from knowledge.retrieval.language import is_english_stopword, tokens
+from knowledge.retrieval.wordvec import word_vectors
 
 MODEL_PATH = Path(__file__).with_name("refusal_model.json")
 WORD_PRIOR_PATH = Path(__file__).with_name("question_words.json")
@@ -175,16 +176,20 @@ def _coverage(candidate) -> float:
     return candidate.idf_coverage if candidate.source == "snippet" else candidate.coverage
 
 
-def _word_cover(question: list[str], candidates, vectors) -> tuple[float, float, float]:
-    """(weighted coverage, least coverage, uncovered share) of the best-covering candidate."""
-    if not question or not candidates:
+def _best_by_words(candidates: list):
+    """The keyword match covering most of the question (None when keyword search found nothing)."""
+    return max((c for c in candidates if c.keyword_rank > 0), key=_coverage, default=None)
+
+
+def _word_cover(question: list[str], documents: list[list[str]], vectors) -> tuple[float, float, float]:
+    """(weighted coverage, least coverage, uncovered share) of the best-covering document (its words)."""
+    if not question or not documents:
         return 1.0, 1.0, 0.0
     weights = np.array([word_weight(word) for word in question])
     q_matrix = np.stack([vectors[word] for word in question])
     q_stems = [_stem(word) for word in question]
     best = None
-    for candidate in candidates:
-        words = list(dict.fromkeys(content_words(f"{candidate.title} {candidate.body}")))
+    for words in documents:
         if not words:
             continue
         stems = {_stem(word) for word in words}
@@ -205,8 +210,6 @@ def signals_for(candidates: list, *, language: str, question: str, words: list[s
     `question` is the customer's text (answer types), `words` the query's content words in English (the
     glossary's rendering of a Swahili question), whose salient ones coverage is measured for.
     """
-    from knowledge.retrieval.wordvec import word_vectors
-
     similarities = sorted((c.similarity for c in candidates if c.similarity is not None), reverse=True)
     # Margin and spread compare the best match with the field. A KB with fewer candidates has no one else
     # in the field: a missing competitor counts as an unrelated one (similarity 0).
@@ -215,7 +218,7 @@ def signals_for(candidates: list, *, language: str, question: str, words: list[s
     ranked = sorted(candidates, key=lambda c: -(c.similarity or 0.0))[:COVER_TOP]
     # The best match by words joins the best by meaning: a version still waiting for its embedding is
     # found only this way.
-    by_words = max((c for c in candidates if c.keyword_rank > 0), key=_coverage, default=None)
+    by_words = _best_by_words(candidates)
     if by_words is not None and all(by_words is not c for c in ranked):
         ranked.append(by_words)
     coverage = max((_coverage(c) for c in ranked), default=0.0)
@@ -226,8 +229,9 @@ def signals_for(candidates: list, *, language: str, question: str, words: list[s
     question_words = salient_words(words)
     covered = (1.0, 1.0, 0.0)
     if question_words and ranked:
-        vocabulary = question_words + [w for c in ranked for w in content_words(f"{c.title} {c.body}")]
-        covered = _word_cover(question_words, ranked, word_vectors(vocabulary))
+        documents = [list(dict.fromkeys(content_words(f"{c.title} {c.body}"))) for c in ranked]
+        vocabulary = question_words + [word for words in documents for word in words]
+        covered = _word_cover(question_words, documents, word_vectors(vocabulary))
     asked = answer_types(question)
     text = " ".join(f"{c.title} {c.body}" for c in ranked)
     missing = bool(asked) and not any(_TYPE_GIVEN[name].search(text) for name in asked)
@@ -277,7 +281,7 @@ def _keyword_only(candidates: list) -> bool:
     """No similarity to judge by: the query embedding failed, or the best keyword match has no embedding yet."""
     if all(c.similarity is None for c in candidates):
         return True
-    by_words = max((c for c in candidates if c.keyword_rank > 0), key=_coverage, default=None)
+    by_words = _best_by_words(candidates)
     return by_words is not None and by_words.similarity is None
 
 

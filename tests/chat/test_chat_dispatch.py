@@ -80,11 +80,13 @@ def test_the_refusal_contract_holds_whatever_reason_retrieval_gives(chat, spy, m
 def test_a_swahili_refusal_is_deflected_in_swahili_with_the_reason_unlocalized(chat, monkeypatch):
     # Whether this question is refused is the refusal model's call (tests/retrieval); here it is refused,
     # and what matters is how the refusal reads.
+    from dataclasses import replace
+
     from knowledge.retrieval import pipeline
 
     decide = pipeline.decide
-    monkeypatch.setattr(pipeline, "decide", lambda candidates, **kw: type(decide(candidates, **kw))(
-        probability=0.0, threshold=1.0, refusal_reason="no_relevant_context", signals=decide(candidates, **kw).signals))
+    monkeypatch.setattr(pipeline, "decide", lambda candidates, **kw: replace(
+        decide(candidates, **kw), probability=0.0, threshold=1.0, refusal_reason="no_relevant_context"))
     body = chat(message="Mji mkuu wa Ufaransa ni upi?").json()
     assert body["refusal_reason"] == "no_relevant_context"
     assert body["meta"]["language"] == "sw"
