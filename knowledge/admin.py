@@ -167,8 +167,8 @@ class SnippetForm(ServiceErrorForm):
                                help_text="Optional; the English title is used when empty.")
     body_sw = forms.CharField(required=False, label="Swahili version",
                               widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
-                              help_text="Your approved Swahili text. Customers who write in Swahili get it "
-                                        "(cited as this snippet) instead of the English when no AI writes the answer.")
+                              help_text="Your approved Swahili text of this snippet, kept with this version "
+                                        "(edit it and a new version is saved, as for the English).")
     notes = forms.CharField(required=False, label="Change note", widget=forms.Textarea(attrs={"rows": 2}),
                             help_text="What changed and why; kept with this version in the history.")
     publish = forms.BooleanField(required=False, initial=True, label="Make this version live now",

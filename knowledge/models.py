@@ -88,8 +88,8 @@ class SnippetVersion(models.Model):
     valid_from = models.DateField(null=True, blank=True)
     valid_until = models.DateField(null=True, blank=True)
     last_reviewed_at = models.DateField(null=True, blank=True)
-    # Owner-approved versions in other languages: {"sw": {"title": ..., "body": ...}}. A Swahili customer
-    # is answered from the Swahili text, cited as this version, by the extractive answerer.
+    # Owner-approved versions in other languages: {"sw": {"title": ..., "body": ...}}, versioned with the
+    # snippet. Stored and exported; answers do not read them yet.
     translations = models.JSONField(default=dict, blank=True)
 
     is_active = models.BooleanField(default=False)

@@ -183,3 +183,43 @@ def test_a_reviewer_sees_the_guardrail_diff_then_releases_it(spa, server):
             browser.close()
     released = SnippetVersion.objects.get(key="no-medical-advice", is_active=True)
     assert (released.version, released.activated_by.username) == (2, REVIEWER)
+
+
+def test_owner_adds_a_swahili_version_and_a_product_without_a_duration(spa, server):
+    from playwright.sync_api import expect, sync_playwright
+
+    from knowledge.models import Service
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(TIMEOUT_MS)
+            _login(page, server, OWNER, OWNER_PASSWORD)
+            page.goto(f"{server}/admin/knowledge/snippet/")
+            page.get_by_role("link", name="Parking").first.click()
+            page.locator("fieldset summary", has_text="Swahili version").click()  # a collapsed fieldset
+            page.fill("#id_title_sw", "Maegesho")
+            page.fill("#id_body_sw", "Maegesho ya bure nyuma ya jengo. Maegesho ya barabarani Ngong Road.")
+            page.fill("#id_notes", "Swahili version")
+            _shot(page, "20-swahili-version")
+            page.click("input[name=_save]")
+            page.wait_for_url("**/versions/")
+            expect(page.locator("tr#v2")).to_have_class("kn-row-live")
+
+            page.goto(f"{server}/admin/knowledge/service/add/")
+            page.fill("#id_name", "Feeding bowl")
+            page.fill("#id_price", "800")
+            page.click("input[name=_save]")
+            page.wait_for_url("**/admin/knowledge/service/")
+            row = page.locator("#result_list tbody tr", has_text="Feeding bowl")
+            expect(row).to_contain_text("— (product)")
+            expect(row).to_contain_text("KES 800.00")
+            _shot(page, "21-service-list-with-product")
+        finally:
+            browser.close()
+    live = SnippetVersion.objects.get(key="parking", is_active=True)
+    assert (live.version, live.translations) == (2, {"sw": {
+        "title": "Maegesho", "body": "Maegesho ya bure nyuma ya jengo. Maegesho ya barabarani Ngong Road."}})
+    assert Service.objects.get(name="Feeding bowl").duration_minutes is None
