@@ -19,6 +19,7 @@ from conversations import selectors, services
 from conversations.serializers import (SessionCollectionInput, SessionCollectionsOutput, TurnInput, TurnOutput)
 from ratiba.api_errors import error_body
 from ratiba.auth import ApiClient
+from ratiba.models import KeyScope
 from ratiba.ratelimit import rate_limit_hit
 
 log = logging.getLogger(__name__)
@@ -28,12 +29,16 @@ log = logging.getLogger(__name__)
 
 
 class ApiKeyRateThrottle(BaseThrottle):
-    """Per API key (or per signed-in owner), per tenant: API_RATE_LIMIT_PER_MINUTE requests a minute."""
+    """Per API key (or per signed-in owner), per tenant: API_RATE_LIMIT_PER_MINUTE requests a minute; a chat
+    key's visitors (address and session) each get CHAT_KEY_RATE_LIMIT_PER_VISITOR_PER_MINUTE as well."""
 
     def allow_request(self, request, view) -> bool:
         user = request.user
         if isinstance(user, ApiClient):
             bucket = f"key:{user.api_key.prefix}"
+            if user.api_key.scope == KeyScope.CHAT and not self._visitor_allowed(request, user.api_key.prefix):
+                # Refused before the key's own count: one abusive visitor cannot spend everyone's budget.
+                return False
         elif getattr(user, "is_authenticated", False):
             bucket = f"user:{user.pk}"
         else:
@@ -41,6 +46,20 @@ class ApiKeyRateThrottle(BaseThrottle):
         decision = rate_limit_hit(bucket=bucket, limit=settings.API_RATE_LIMIT_PER_MINUTE)
         self._retry_after = decision.retry_after
         return decision.allowed
+
+    def _visitor_allowed(self, request, prefix: str) -> bool:
+        limit = settings.CHAT_KEY_RATE_LIMIT_PER_VISITOR_PER_MINUTE
+        # REMOTE_ADDR, not X-Forwarded-For: a header the visitor writes would let them pick a fresh bucket.
+        buckets = [f"key:{prefix}:ip:{request.META.get('REMOTE_ADDR', 'unknown')}"]
+        session_id = request.data.get("session_id") if hasattr(request.data, "get") else None
+        if isinstance(session_id, str) and session_id:
+            buckets.append(f"key:{prefix}:session:{session_id[:64]}")
+        for bucket in buckets:
+            decision = rate_limit_hit(bucket=bucket, limit=limit)
+            if not decision.allowed:
+                self._retry_after = decision.retry_after
+                return False
+        return True
 
     def wait(self) -> float:
         return float(getattr(self, "_retry_after", 60))
@@ -167,6 +186,7 @@ class ChatTurnApi(APIView):
     """POST /api/v1/chat/turns/: answer one customer message."""
 
     throttle_classes = [ApiKeyRateThrottle]
+    chat_key_allowed = True
 
     @extend_schema(
         operation_id="chat_turn_create", tags=["chat"], request=TurnInput, examples=_REQUEST_EXAMPLES + [
@@ -191,6 +211,7 @@ class ChatTurnStreamApi(APIView):
     """POST /api/v1/chat/turns/stream/: the same turn as Server-Sent Events."""
 
     throttle_classes = [ApiKeyRateThrottle]
+    chat_key_allowed = True
 
     def perform_content_negotiation(self, request, force=False):
         # Clients send `Accept: text/event-stream`; errors before the stream starts are still JSON.

@@ -6,6 +6,7 @@ and CSRF token: the page never holds an API key.
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required, user_passes_test
@@ -21,6 +22,7 @@ from conversations.serializers import TurnInput
 from ratiba.api_errors import error_body, json_error
 from ratiba.parsers import json_too_deep
 from ratiba.ratelimit import rate_limit_hit
+from ratiba.selectors import api_key_list_chat
 
 
 def _is_owner(user) -> bool:
@@ -79,6 +81,10 @@ def widget_page(request):
     return render(request, "conversations/widget.html", {
         "tenant": connection.tenant, "origin": origin,
         "allowed_origins": getattr(settings, "CHAT_WIDGET_ORIGINS", []),
+        # Only chat keys: the widget's key is readable in the page source by every visitor.
+        "chat_keys": api_key_list_chat(tenant=connection.tenant),
+        "issue_url": reverse("admin:ratiba_apikey_add") + "?" + urlencode({"scope": "chat", "label": "website-widget"}),
+        "per_visitor_limit": settings.CHAT_KEY_RATE_LIMIT_PER_VISITOR_PER_MINUTE,
     })
 
 

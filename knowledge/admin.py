@@ -669,12 +669,13 @@ class ServiceAdmin(_ServiceErrorsMixin, TenantOnlyAdmin):
             if change:
                 changes = {field: form.cleaned_data[field] for field in form.changed_data
                            if field in form.cleaned_data}
-                saved = services.service_update(service=Service.objects.get(pk=obj.pk), changes=changes)
+                saved = services.service_update(service=Service.objects.get(pk=obj.pk), changes=changes,
+                                                user=request.user)
             else:
                 fields = {field: form.cleaned_data[field] for field in ServiceForm.Meta.fields}
                 if Service.objects.filter(name=fields["name"]).exists():
                     raise ValidationError({"name": [f"A service called {fields['name']!r} already exists."]})
-                saved = services.service_upsert(**fields)
+                saved = services.service_upsert(**fields, user=request.user)
         except ValidationError as exc:
             raise _ServiceRejected(exc) from exc
         obj.pk = saved.pk
@@ -774,20 +775,20 @@ class SpecialDayAdmin(_ServiceErrorsMixin, TenantOnlyAdmin):
         old_date = SpecialDay.objects.filter(pk=obj.pk).values_list("date", flat=True).first() if change else None
         try:
             saved = services.special_day_set(date=form.cleaned_data["date"], ranges=form.cleaned_data["ranges"],
-                                             note=form.cleaned_data.get("note", ""))
+                                             note=form.cleaned_data.get("note", ""), user=request.user)
         except ValidationError as exc:
             raise _ServiceRejected(exc) from exc
         if old_date and old_date != saved.date:
-            services.special_day_delete(date=old_date)
+            services.special_day_delete(date=old_date, user=request.user)
         obj.pk = saved.pk
         obj.refresh_from_db()
 
     def delete_model(self, request, obj):
-        services.special_day_delete(date=obj.date)
+        services.special_day_delete(date=obj.date, user=request.user)
 
     def delete_queryset(self, request, queryset):
         for day in queryset:
-            services.special_day_delete(date=day.date)
+            services.special_day_delete(date=day.date, user=request.user)
 
 
 # ============================================================================= smoke tests

@@ -447,7 +447,7 @@ def weekly_hours_view(request: HttpRequest, *, model_admin: ModelAdmin) -> HttpR
         form = WeeklyHoursForm(request.POST, initial=initial)
         if form.is_valid():
             try:
-                services.opening_hours_set_week(week=form.week())
+                services.opening_hours_set_week(week=form.week(), user=request.user)
             except ValidationError as exc:
                 for field, problems in exc.message_dict.items():
                     form.add_error(field if field in form.fields else None, problems)

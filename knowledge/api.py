@@ -239,7 +239,7 @@ class ServiceListApi(APIView):
             return Response(error_body("service_exists", "A service with this name exists: PATCH it."),
                             status=status.HTTP_409_CONFLICT)
         try:
-            service = services.service_upsert(**data.validated_data)
+            service = services.service_upsert(**data.validated_data, actor=_actor(request))
         except DjangoValidationError as exc:
             raise _invalid(exc) from None
         return Response(ServiceOutput(service).data, status=status.HTTP_201_CREATED)
@@ -273,7 +273,8 @@ class ServiceDetailApi(APIView):
         if service is None:
             return _not_found(f"No service {service_id}.")
         try:
-            service = services.service_update(service=service, changes=dict(data.validated_data))
+            service = services.service_update(service=service, changes=dict(data.validated_data),
+                                              actor=_actor(request))
         except DjangoValidationError as exc:
             raise _invalid(exc) from None
         return Response(ServiceOutput(service).data)
@@ -329,7 +330,7 @@ class WeeklyHoursApi(APIView):
         data.is_valid(raise_exception=True)
         week = {WEEKDAYS.index(name): ranges for name, ranges in data.validated_data.items()}
         try:
-            services.opening_hours_set_week(week=week)
+            services.opening_hours_set_week(week=week, actor=_actor(request))
         except DjangoValidationError as exc:
             # The service names days in full ("monday"); the API uses mon..sun.
             detail = {name[:3]: messages for name, messages in exc.message_dict.items()}
@@ -352,7 +353,7 @@ class SpecialDayApi(APIView):
         data.is_valid(raise_exception=True)
         try:
             services.special_day_set(date=_path_date(date), ranges=data.validated_data["hours"],
-                                     note=data.validated_data["note"])
+                                     note=data.validated_data["note"], actor=_actor(request))
         except DjangoValidationError as exc:
             detail = {("hours" if name == "ranges" else name): messages for name, messages in exc.message_dict.items()}
             raise exceptions.ValidationError(detail) from None
@@ -362,7 +363,7 @@ class SpecialDayApi(APIView):
                    parameters=[OpenApiParameter("date", str, OpenApiParameter.PATH, description="YYYY-MM-DD")],
                    responses={204: None, 404: OpenApiResponse()})
     def delete(self, request, date: str):
-        if not services.special_day_delete(date=_path_date(date)):
+        if not services.special_day_delete(date=_path_date(date), actor=_actor(request)):
             return _not_found(f"No special day on {date}.")
         return Response(status=status.HTTP_204_NO_CONTENT)
 

@@ -10,7 +10,7 @@ class KnowledgeConfig(AppConfig):
         from knowledge.collections import admin, tasks  # noqa: F401
         # Retrieval settings (mode pin, fusion weights, budgets) are edited in the admin too.
         from knowledge.retrieval import admin as retrieval_admin  # noqa: F401
-        # The snippet audit log (read-only).
+        # The audit log of owner-visible changes (read-only).
         from knowledge import audit_admin  # noqa: F401
         # Serving processes load the embedding model and word vectors in the background (no first-turn wait).
         from knowledge.warmup import warm_in_background

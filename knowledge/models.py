@@ -277,41 +277,62 @@ class SmokeTest(models.Model):
 
 
 
+class AuditSubject(models.TextChoices):
+    SNIPPET = "snippet", "Snippet"
+    SERVICE = "service", "Service or product"
+    OPENING_HOURS = "opening_hours", "Weekly opening hours"
+    SPECIAL_DAY = "special_day", "Special day"
+    RETRIEVAL_SETTINGS = "retrieval_settings", "Retrieval settings"
+    COLLECTION = "collection", "Collection"
+    DOCUMENT = "document", "Document"
+    API_KEY = "api_key", "API key"
+    HANDOFF = "handoff", "Hand-off"
+
+
 class AuditAction(models.TextChoices):
-    CREATED = "created", "Version saved"
+    CREATED = "created", "Created or saved"
     ACTIVATED = "activated", "Activated"
     ROLLED_BACK = "rolled_back", "Rolled back"
     DEACTIVATED = "deactivated", "Taken out of use"
+    CHANGED = "changed", "Changed"
+    DELETED = "deleted", "Deleted"
+    ISSUED = "issued", "Key issued"
+    REVOKED = "revoked", "Key revoked"
 
 
-class SnippetAuditEntry(models.Model):
-    """Who saved, activated, rolled back or took out of use which snippet version, and when.
+class AuditEntry(models.Model):
+    """Who changed what an owner can see (snippets, prices, hours, settings, collections, keys, hand-offs), and when.
 
-    (Versions are never deleted: the admin and the API offer no delete, so taking a key out of use is the
-    owner's "delete"; only deleting the whole tenant removes versions, and this log with them.)
+    (Snippet versions are never deleted: the admin and the API offer no delete, so taking a key out of use is
+    the owner's "delete"; only deleting the whole tenant removes versions, and this log with them.)
 
-    Written by the knowledge services in the transaction that makes the change, so an entry exists exactly
-    when the change does. Append-only: a database trigger (migration 0003) rejects UPDATE and DELETE.
+    Written by the services in the transaction that makes the change, so an entry exists exactly when the
+    change does. Append-only: a database trigger (migrations 0003 and 0011) rejects UPDATE and DELETE.
     """
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    subject = models.CharField(max_length=24, choices=AuditSubject.choices, default=AuditSubject.SNIPPET)
     action = models.CharField(max_length=16, choices=AuditAction.choices)
-    key = models.CharField(max_length=100)
+    # What changed, named as the owner knows it: a snippet key, a service name, a weekday, a date, a
+    # collection or document name, an API key prefix, a hand-off number.
+    key = models.CharField(max_length=200)
     version = models.PositiveIntegerField(null=True, blank=True)
-    # "user:<username>", "api_key:<prefix>" or "system" (seed files, commands). A plain id rather than a
-    # foreign key: an entry outlives the account, and nothing may rewrite it when the account goes.
+    # "user:<username>", "api_key:<prefix>", "command:<name>", "platform:<username>" or "system". A plain id
+    # rather than a foreign key: an entry outlives the account, and nothing may rewrite it when the account goes.
     actor = models.CharField(max_length=160)
     user_id = models.BigIntegerField(null=True, blank=True)
-    detail = models.JSONField(default=dict, blank=True)
+    detail = models.JSONField(default=dict, blank=True)  # for changes: {field: [before, after]}
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["key", "-created_at"], name="knowledge_audit_key_created")]
-        verbose_name = "snippet audit entry"
-        verbose_name_plural = "snippet audit log"
+        indexes = [models.Index(fields=["key", "-created_at"], name="knowledge_audit_key_created"),
+                   models.Index(fields=["subject", "-created_at"], name="knowledge_audit_subject")]
+        verbose_name = "audit entry"
+        verbose_name_plural = "audit log"
 
     def __str__(self) -> str:
-        return f"{self.get_action_display()} {self.key} v{self.version} by {self.actor}"
+        version = f" v{self.version}" if self.version else ""
+        return f"{self.get_action_display()} {self.get_subject_display()} {self.key}{version} by {self.actor}"
 
 
 from knowledge.collections.models import Chunk, Collection, Document  # noqa: E402,F401

@@ -27,6 +27,7 @@ from knowledge.services import (
     currency_check,
     opening_hours_set_week,
     service_clean,
+    service_update,
     service_upsert,
     smoke_test_upsert,
     snippet_content_clean,
@@ -35,6 +36,7 @@ from knowledge.services import (
     snippet_version_activate,
     snippet_version_create,
     snippet_versions_embed,
+    special_day_delete,
     special_day_set,
     time_range_parse,
     time_ranges_check,
@@ -53,7 +55,7 @@ SNIPPET_FIELDS = ("key", "category", "role", "title", "body", "language", "chann
                   "notes", "valid_from", "valid_until", "last_reviewed_at", "translations")
 SPECIAL_FIELDS = ("date", "hours", "note")
 SMOKE_FIELDS = ("query", "expect")
-# How the snippet audit log names changes a seed file makes.
+# How the audit log names changes a seed file makes.
 SEED_ACTOR = "command:seed_knowledge"
 # YAML field name -> version field name where they differ.
 SNIPPET_FIELD_MAP = {"related": "related_keys"}
@@ -630,16 +632,20 @@ def _apply_services(specs: list[ServiceSpec], report: SeedReport) -> None:
                  ("description", "duration_minutes", "price", "currency", "is_active")) or before.position != position:
             report.services_updated += 1
         service_upsert(name=spec.name, description=spec.description, duration_minutes=spec.duration_minutes,
-                       price=spec.price, currency=spec.currency, is_active=spec.is_active, position=position)
+                       price=spec.price, currency=spec.currency, is_active=spec.is_active, position=position,
+                       actor=SEED_ACTOR)
     names = {spec.name for spec in specs}
     # Missing services are switched off, not deleted: past conversations may refer to them.
-    report.services_deactivated = Service.objects.filter(is_active=True).exclude(name__in=names).update(is_active=False)
+    missing = list(Service.objects.filter(is_active=True).exclude(name__in=names).order_by("name"))
+    for service in missing:
+        service_update(service=service, changes={"is_active": False}, actor=SEED_ACTOR)
+    report.services_deactivated = len(missing)
 
 
 def _apply_hours(hours: HoursSpec, report: SeedReport) -> None:
     if hours.weekly is not None:
         before = [(row.weekday, row.opens, row.closes) for row in OpeningHours.objects.order_by("weekday", "opens")]
-        opening_hours_set_week(week={day: list(ranges) for day, ranges in hours.weekly.items()})
+        opening_hours_set_week(week={day: list(ranges) for day, ranges in hours.weekly.items()}, actor=SEED_ACTOR)
         after = [(row.weekday, row.opens, row.closes) for row in OpeningHours.objects.order_by("weekday", "opens")]
         report.hours_changed = before != after
     if hours.special is not None:
@@ -647,10 +653,13 @@ def _apply_hours(hours: HoursSpec, report: SeedReport) -> None:
                    for day in SpecialDay.objects.prefetch_related("ranges")}
         for spec in hours.special:
             if current.get(spec.date) != (spec.note, spec.ranges):
-                special_day_set(date=spec.date, ranges=list(spec.ranges), note=spec.note)
+                special_day_set(date=spec.date, ranges=list(spec.ranges), note=spec.note, actor=SEED_ACTOR)
                 report.special_days_changed += 1
-        deleted, _ = SpecialDay.objects.exclude(date__in=[spec.date for spec in hours.special]).delete()
-        report.special_days_changed += 1 if deleted else 0
+        gone = list(SpecialDay.objects.exclude(date__in=[spec.date for spec in hours.special])
+                    .values_list("date", flat=True))
+        for date in gone:
+            special_day_delete(date=date, actor=SEED_ACTOR)
+        report.special_days_changed += 1 if gone else 0
 
 
 def _apply_smoke_tests(specs: list[SmokeTestSpec], report: SeedReport) -> None:

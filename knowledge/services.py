@@ -24,9 +24,10 @@ from knowledge.models import (
     Role,
     Service,
     AuditAction,
+    AuditEntry,
+    AuditSubject,
     SmokeTest,
     Snippet,
-    SnippetAuditEntry,
     SnippetVersion,
     SpecialDay,
     SpecialHours,
@@ -34,6 +35,7 @@ from knowledge.models import (
     Weekday,
     all_channels,
 )
+from knowledge.audit import audit_record, field_changes, is_user
 from knowledge.tokens import token_estimate
 
 logger = logging.getLogger(__name__)
@@ -256,18 +258,11 @@ def _activate_locked(*, version: SnippetVersion, user=None, actor: str | None = 
     return version
 
 
-def _actor_of(user, actor: str | None) -> tuple[str, int | None]:
-    if _is_user(user):
-        return f"user:{user.get_username()}"[:160], user.pk
-    return (actor or "system")[:160], None
-
-
 def _audit(*, action: str, key: str, version: int | None, user=None, actor: str | None = None,
-           detail: dict | None = None) -> SnippetAuditEntry:
+           detail: dict | None = None) -> AuditEntry:
     # Called inside the transaction that makes the change: the entry and the change commit (or not) together.
-    label, user_id = _actor_of(user, actor)
-    return SnippetAuditEntry.objects.create(action=action, key=key, version=version, actor=label, user_id=user_id,
-                                            detail=detail or {})
+    return audit_record(subject=AuditSubject.SNIPPET, action=action, key=key, version=version, user=user,
+                        actor=actor, detail=detail)
 
 
 def _publish_embedding(version_id: int) -> None:
@@ -319,7 +314,7 @@ def snippet_version_create(*, key: str, title: str, body: str, category: str, ro
         version = SnippetVersion(
             snippet=snippet, key=key, version=last + 1,
             token_count=token_estimate(f"{content['title']}\n{content['body']}"),
-            embedding_state=EmbeddingState.PENDING, created_by=created_by if _is_user(created_by) else None,
+            embedding_state=EmbeddingState.PENDING, created_by=created_by if is_user(created_by) else None,
             **content,
         )
         allowed = False
@@ -330,7 +325,7 @@ def snippet_version_create(*, key: str, title: str, body: str, category: str, ro
             # The key's first version: nothing else can be active, so it is inserted live in one statement.
             version.is_active = True
             version.activated_at = timezone.now()
-            version.activated_by = created_by if _is_user(created_by) else None
+            version.activated_by = created_by if is_user(created_by) else None
         version.save(force_insert=True)
         _audit(action=AuditAction.CREATED, key=key, version=version.version, user=created_by, actor=actor)
         if allowed and last == 0:
@@ -341,10 +336,6 @@ def snippet_version_create(*, key: str, title: str, body: str, category: str, ro
         if queue_embedding:
             snippet_version_queue_embedding(version_id=version.pk)
     return version
-
-
-def _is_user(user) -> bool:
-    return user is not None and hasattr(user, "has_perm") and getattr(user, "pk", None) is not None
 
 
 def snippet_edit(*, key: str, changes: dict[str, Any], created_by=None, activate: bool = True,
@@ -535,26 +526,38 @@ def service_clean(*, name: Any, description: Any = "", duration_minutes: Any = N
 
 
 def service_upsert(*, name: str, description: str = "", duration_minutes: int | None = None, price: Decimal | str,
-                   currency: str = "KES", is_active: bool = True, position: int | None = None) -> Service:
+                   currency: str = "KES", is_active: bool = True, position: int | None = None, user=None,
+                   actor: str | None = None) -> Service:
     """Create or update the service called `name` (validated); unchanged rows are not written."""
     clean = service_clean(name=name, description=description, duration_minutes=duration_minutes, price=price,
                           currency=currency, is_active=is_active)
-    service = Service.objects.filter(name=clean["name"]).first()
-    if service is None:
-        if position is None:
-            position = (Service.objects.order_by("-position").values_list("position", flat=True).first() or 0) + 1
-        return Service.objects.create(position=position, **clean)
-    if position is not None:
-        clean["position"] = position
-    changed = [field for field, value in clean.items() if getattr(service, field) != value]
+    with transaction.atomic():
+        service = Service.objects.select_for_update().filter(name=clean["name"]).first()
+        if service is None:
+            if position is None:
+                position = (Service.objects.order_by("-position").values_list("position", flat=True).first() or 0) + 1
+            service = Service.objects.create(position=position, **clean)
+            audit_record(subject=AuditSubject.SERVICE, action=AuditAction.CREATED, key=service.name, user=user,
+                         actor=actor, detail=field_changes(before={}, after=clean))
+            return service
+        if position is not None:
+            clean["position"] = position
+        return _service_save(service, clean, user=user, actor=actor)
+
+
+def _service_save(service: Service, clean: dict[str, Any], *, user, actor: str | None) -> Service:
+    before = {field: getattr(service, field) for field in clean}
+    changed = [field for field, value in clean.items() if before[field] != value]
     if changed:
         for field in changed:
             setattr(service, field, clean[field])
         service.save(update_fields=changed)
+        audit_record(subject=AuditSubject.SERVICE, action=AuditAction.CHANGED, key=service.name, user=user,
+                     actor=actor, detail=field_changes(before=before, after=clean))
     return service
 
 
-def service_update(*, service: Service, changes: dict[str, Any]) -> Service:
+def service_update(*, service: Service, changes: dict[str, Any], user=None, actor: str | None = None) -> Service:
     """Apply a partial update to a service (validated as a whole)."""
     allowed = {"name", "description", "duration_minutes", "price", "currency", "is_active"}
     unknown = sorted(set(changes) - allowed)
@@ -564,12 +567,8 @@ def service_update(*, service: Service, changes: dict[str, Any]) -> Service:
     clean = service_clean(**{**current, **changes})
     if clean["name"] != service.name and Service.objects.filter(name=clean["name"]).exclude(pk=service.pk).exists():
         raise ValidationError({"name": [f"A service called {clean['name']!r} already exists."]})
-    changed = [field for field, value in clean.items() if getattr(service, field) != value]
-    if changed:
-        for field in changed:
-            setattr(service, field, clean[field])
-        service.save(update_fields=changed)
-    return service
+    with transaction.atomic():
+        return _service_save(service, clean, user=user, actor=actor)
 
 
 TIME_RANGE_RE = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})\s*$")
@@ -609,20 +608,29 @@ def _ranges_from(value: Iterable, field: str) -> list[tuple[dt.time, dt.time]]:
     return time_ranges_check(ranges=ranges, field=field)
 
 
-def opening_hours_set(*, weekday: int, ranges: Iterable) -> list[OpeningHours]:
+def _ranges_text(ranges: Iterable[tuple[dt.time, dt.time]]) -> str:
+    return ", ".join(f"{opens:%H:%M}-{closes:%H:%M}" for opens, closes in ranges) or "closed"
+
+
+def opening_hours_set(*, weekday: int, ranges: Iterable, user=None, actor: str | None = None) -> list[OpeningHours]:
     """Replace one weekday's opening ranges ("HH:MM-HH:MM" strings or (opens, closes) pairs; [] = closed)."""
     if weekday not in Weekday.values:
         raise ValidationError({"weekday": [f"Unknown weekday {weekday!r}: use 0 (Monday) to 6 (Sunday)."]})
     wanted = _ranges_from(ranges, "ranges")
     with transaction.atomic():
         existing = list(OpeningHours.objects.select_for_update().filter(weekday=weekday).order_by("opens"))
-        if [(row.opens, row.closes) for row in existing] == wanted:
+        before = [(row.opens, row.closes) for row in existing]
+        if before == wanted:
             return existing
         OpeningHours.objects.filter(weekday=weekday).delete()
-        return [OpeningHours.objects.create(weekday=weekday, opens=o, closes=c) for o, c in wanted]
+        rows = [OpeningHours.objects.create(weekday=weekday, opens=o, closes=c) for o, c in wanted]
+        audit_record(subject=AuditSubject.OPENING_HOURS, action=AuditAction.CHANGED, key=Weekday(weekday).label,
+                     user=user, actor=actor, detail={"hours": [_ranges_text(before), _ranges_text(wanted)]})
+        return rows
 
 
-def opening_hours_set_week(*, week: dict[int, Iterable]) -> dict[int, list[OpeningHours]]:
+def opening_hours_set_week(*, week: dict[int, Iterable], user=None,
+                           actor: str | None = None) -> dict[int, list[OpeningHours]]:
     """Replace the weekly hours of the given weekdays at once (all validated before any write)."""
     checked: dict[int, list] = {}
     errors: dict[str, list[str]] = {}
@@ -636,10 +644,12 @@ def opening_hours_set_week(*, week: dict[int, Iterable]) -> dict[int, list[Openi
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
-        return {weekday: opening_hours_set(weekday=weekday, ranges=ranges) for weekday, ranges in checked.items()}
+        return {weekday: opening_hours_set(weekday=weekday, ranges=ranges, user=user, actor=actor)
+                for weekday, ranges in checked.items()}
 
 
-def special_day_set(*, date: dt.date | str, ranges: Iterable, note: str = "") -> SpecialDay:
+def special_day_set(*, date: dt.date | str, ranges: Iterable, note: str = "", user=None,
+                    actor: str | None = None) -> SpecialDay:
     """Create or replace a dated exception ([] ranges = closed all day)."""
     day_date = _as_date(date, "date")
     if day_date is None:
@@ -650,19 +660,34 @@ def special_day_set(*, date: dt.date | str, ranges: Iterable, note: str = "") ->
         raise ValidationError({"note": ["At most 200 characters."]})
     with transaction.atomic():
         day, created = SpecialDay.objects.select_for_update().get_or_create(date=day_date, defaults={"note": note})
+        before_note = "" if created else day.note
+        before_ranges = [] if created else [(r.opens, r.closes) for r in day.ranges.order_by("opens")]
         if not created and day.note != note:
             day.note = note
             day.save(update_fields=["note"])
-        if [(r.opens, r.closes) for r in day.ranges.order_by("opens")] != wanted:
+        if before_ranges != wanted:
             day.ranges.all().delete()
             SpecialHours.objects.bulk_create([SpecialHours(day=day, opens=o, closes=c) for o, c in wanted])
+        detail = field_changes(before={} if created else {"note": before_note, "hours": _ranges_text(before_ranges)},
+                               after={"note": note, "hours": _ranges_text(wanted)})
+        if created or detail:
+            audit_record(subject=AuditSubject.SPECIAL_DAY, action=AuditAction.CREATED if created else AuditAction.CHANGED,
+                         key=day_date.isoformat(), user=user, actor=actor, detail=detail)
     return day
 
 
-def special_day_delete(*, date: dt.date | str) -> bool:
+def special_day_delete(*, date: dt.date | str, user=None, actor: str | None = None) -> bool:
     """Remove a dated exception; returns whether one existed."""
-    deleted, _ = SpecialDay.objects.filter(date=_as_date(date, "date")).delete()
-    return bool(deleted)
+    day_date = _as_date(date, "date")
+    with transaction.atomic():
+        day = SpecialDay.objects.select_for_update().filter(date=day_date).first()
+        if day is None:
+            return False
+        hours = _ranges_text((r.opens, r.closes) for r in day.ranges.order_by("opens"))
+        day.delete()
+        audit_record(subject=AuditSubject.SPECIAL_DAY, action=AuditAction.DELETED, key=day_date.isoformat(),
+                     user=user, actor=actor, detail={"note": [day.note, None], "hours": [hours, None]})
+    return True
 
 
 # ----------------------------------------------------------------------------- smoke tests

@@ -7,7 +7,7 @@ from django.db import connection
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
-from ratiba.models import ApiKey
+from ratiba.models import ApiKey, KeyScope
 from ratiba.services import api_key_authenticate
 
 
@@ -49,11 +49,22 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         return 'Bearer realm="api"'
 
 
+CHAT_KEY_REFUSED = ("This is a chat key (publishable, for a website widget): it can only send chat turns. "
+                    "Use a full key for this endpoint.")
+
+
+def key_scope_allows(*, api_key: ApiKey, view) -> bool:
+    """A full key opens every endpoint; a chat key only views that declare `chat_key_allowed`."""
+    return api_key.scope == KeyScope.FULL or bool(getattr(view, "chat_key_allowed", False))
+
+
 class HasTenantApiKey(permissions.BasePermission):
-    """Allow callers with a valid key of this tenant."""
+    """Allow callers with a valid key of this tenant whose scope covers the view (deny by default)."""
+
+    message = CHAT_KEY_REFUSED
 
     def has_permission(self, request, view) -> bool:
-        return isinstance(request.user, ApiClient)
+        return isinstance(request.user, ApiClient) and key_scope_allows(api_key=request.user.api_key, view=view)
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):

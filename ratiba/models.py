@@ -27,11 +27,19 @@ class Domain(DomainMixin):
     """A host name routed to a tenant (for example spa.localhost)."""
 
 
+class KeyScope(models.TextChoices):
+    # A chat key is publishable (a website widget shows it in its page source): it can only send chat turns.
+    CHAT = "chat", "Chat only (publishable: website widget)"
+    FULL = "full", "Full (every API: authoring, documents, telemetry)"
+
+
 class ApiKey(models.Model):
     """A tenant's REST key: only a prefix and a SHA-256 digest are stored."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_keys")
     label = models.CharField(max_length=100, blank=True)
+    # Fixed when issued: widening a key already published in a web page would hand every visitor full access.
+    scope = models.CharField(max_length=8, choices=KeyScope.choices, default=KeyScope.FULL)
     prefix = models.CharField(max_length=16, unique=True)
     key_hash = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -40,6 +48,7 @@ class ApiKey(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        verbose_name = "API key"
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.label or 'unlabelled'})"

@@ -3,7 +3,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from ratiba.models import Tenant
+from ratiba.models import ApiKey, KeyScope, Tenant
 
 
 def tenant_list_public() -> QuerySet[Tenant]:
@@ -13,6 +13,12 @@ def tenant_list_public() -> QuerySet[Tenant]:
 
 def tenant_get(*, schema: str) -> Tenant | None:
     return Tenant.objects.filter(schema_name=schema).first()
+
+
+def api_key_list_chat(*, tenant: Tenant) -> list[ApiKey]:
+    """A business's active chat keys (the only ones a web page may carry), newest first."""
+    return list(ApiKey.objects.filter(tenant=tenant, scope=KeyScope.CHAT, revoked_at__isnull=True)
+                .order_by("-created_at"))
 
 
 @dataclass(frozen=True)

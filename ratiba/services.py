@@ -9,8 +9,11 @@ from dataclasses import dataclass
 
 from django.db import transaction
 from django.utils import timezone
+from django_tenants.utils import schema_context
 
-from ratiba.models import ApiKey, Domain, Tenant
+from knowledge.audit import audit_record
+from knowledge.models import AuditAction, AuditSubject
+from ratiba.models import ApiKey, Domain, KeyScope, Tenant
 
 SCHEMA_RE = re.compile(r"^[a-z][a-z0-9_]{1,62}$")
 RESERVED_SCHEMAS = {"public", "information_schema", "pg_catalog", "pg_toast"}
@@ -70,19 +73,51 @@ def _digest(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-def api_key_issue(*, tenant: Tenant, label: str = "") -> IssuedKey:
+def _key_audit(api_key: ApiKey, *, action: str, user=None, actor: str | None = None,
+               detail: dict | None = None) -> None:
+    # The entry goes to the business's own audit log (its schema), in the transaction that changes the key.
+    with schema_context(api_key.tenant.schema_name):
+        audit_record(subject=AuditSubject.API_KEY, action=action, key=api_key.prefix, user=user, actor=actor,
+                     detail=detail)
+
+
+def api_key_issue(*, tenant: Tenant, label: str = "", scope: str = KeyScope.FULL, user=None,
+                  actor: str | None = None) -> IssuedKey:
     """Issue a new key for a tenant; the raw key is returned once."""
+    if scope not in KeyScope.values:
+        raise PlatformError(f"Unknown key scope {scope!r}: use {' or '.join(KeyScope.values)}.")
+    label = (label or "").strip()[:100]
     prefix = secrets.token_hex(6)
     raw = f"{KEY_PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
-    api_key = ApiKey.objects.create(tenant=tenant, label=label, prefix=prefix, key_hash=_digest(raw))
+    with transaction.atomic():
+        api_key = ApiKey.objects.create(tenant=tenant, label=label, scope=scope, prefix=prefix, key_hash=_digest(raw))
+        _key_audit(api_key, action=AuditAction.ISSUED, user=user, actor=actor,
+                   detail={"label": label, "scope": scope})
     return IssuedKey(api_key=api_key, raw=raw)
 
 
-def api_key_revoke(*, api_key: ApiKey) -> None:
+def api_key_relabel(*, api_key: ApiKey, label: str, user=None, actor: str | None = None) -> ApiKey:
+    """Rename a key (its scope is fixed when issued)."""
+    label = (label or "").strip()[:100]
+    if label == api_key.label:
+        return api_key
+    with transaction.atomic():
+        before = api_key.label
+        api_key.label = label
+        api_key.save(update_fields=["label"])
+        _key_audit(api_key, action=AuditAction.CHANGED, user=user, actor=actor, detail={"label": [before, label]})
+    return api_key
+
+
+def api_key_revoke(*, api_key: ApiKey, user=None, actor: str | None = None) -> None:
     """Revoke a key; it stops working at once."""
-    if api_key.revoked_at is None:
+    if api_key.revoked_at is not None:
+        return
+    with transaction.atomic():
         api_key.revoked_at = timezone.now()
         api_key.save(update_fields=["revoked_at"])
+        _key_audit(api_key, action=AuditAction.REVOKED, user=user, actor=actor,
+                   detail={"label": api_key.label, "scope": api_key.scope})
 
 
 def api_key_authenticate(*, raw: str, tenant: Tenant) -> ApiKey | None:

@@ -207,6 +207,8 @@ SPECTACULAR_SETTINGS = {
 }
 API_RATE_LIMIT_PER_MINUTE = env_int("API_RATE_LIMIT_PER_MINUTE", 120)
 API_RATE_LIMIT_PER_IP_PER_MINUTE = env_int("API_RATE_LIMIT_PER_IP_PER_MINUTE", 600)
+# A chat key is shared by every visitor of a website: each visitor (address, and session) gets this much of it.
+CHAT_KEY_RATE_LIMIT_PER_VISITOR_PER_MINUTE = env_int("CHAT_KEY_RATE_LIMIT_PER_VISITOR_PER_MINUTE", 20)
 
 # ----------------------------------------------------------------------------- celery
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")

@@ -90,11 +90,20 @@ def test_a_citation_opens_the_snippet_or_the_facts_in_the_admin(owner_client):
     assert owner_client.get("/chat/citations/no_such_key/1/").status_code == 404
 
 
-def test_the_widget_page_shows_a_snippet_without_a_real_key(owner_client):
+def test_the_widget_page_shows_a_snippet_without_a_real_key_and_offers_only_chat_keys(owner_client, spa):
+    from ratiba.services import api_key_issue, api_key_revoke
+
+    full = api_key_issue(tenant=spa, label="server", scope="full").api_key
+    chat = api_key_issue(tenant=spa, label="website-widget", scope="chat").api_key
+    revoked = api_key_issue(tenant=spa, label="old-widget", scope="chat").api_key
+    api_key_revoke(api_key=revoked)
     html = owner_client.get("/chat/widget/").content.decode()
     assert "/static/chat/widget.js" in html
-    assert 'data-ratiba-key="YOUR_WIDGET_KEY"' in html
-    assert "issue_api_key test_tenant --label website-widget" in html
+    assert 'data-ratiba-key="YOUR_CHAT_KEY"' in html
+    assert "issue_api_key test_tenant --scope chat --label website-widget" in html
+    assert f"rk_{chat.prefix}_" in html and "never used" in html
+    assert full.prefix not in html and revoked.prefix not in html
+    assert 'href="/admin/ratiba/apikey/add/?scope=chat&amp;label=website-widget"' in html
 
 
 def test_the_owner_sees_handoffs_and_turns_in_the_admin(owner_client):

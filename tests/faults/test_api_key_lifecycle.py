@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import io
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -91,10 +92,56 @@ def test_the_command_refuses_what_it_cannot_revoke(tenant, args, message):
         call_command("revoke_api_key", *args)
 
 
-def test_the_admin_action_revokes(tenant):
-    from django.contrib.admin.sites import site
+def _owner_client(tenant, client_for):
+    from faults_support import make_user
 
-    issued = api_key_issue(tenant=tenant)
-    model_admin = site._registry[ApiKey]
-    model_admin.revoke(request=None, queryset=ApiKey.objects.filter(pk=issued.api_key.pk))
-    assert api_key_authenticate(raw=issued.raw, tenant=tenant) is None
+    owner = make_user("owner", superuser=True)
+    client = client_for(tenant)
+    client.force_login(owner)
+    return client
+
+
+def test_an_owner_issues_a_chat_key_in_the_admin_and_sees_it_once(tenant, client_for):
+    from knowledge.models import AuditEntry
+
+    client = _owner_client(tenant, client_for)
+    form = client.get("/admin/ratiba/apikey/add/?scope=chat&label=website-widget").content.decode()
+    assert 'value="website-widget"' in form and '<option value="chat" selected>' in form
+    assert 'name="tenant"' not in form  # an owner issues keys for their own business only
+    response = client.post("/admin/ratiba/apikey/add/", {"label": "website-widget", "scope": "chat"})
+    assert response.status_code == 200 and "no-store" in response["Cache-Control"]
+    raw = re.search(r'value="(rk_[0-9a-f]{12}_[^"]+)"', response.content.decode()).group(1)
+    key = ApiKey.objects.get(label="website-widget")
+    assert (key.tenant_id, key.scope, raw.startswith(f"rk_{key.prefix}_")) == (tenant.pk, "chat", True)
+    assert api_key_authenticate(raw=raw, tenant=tenant) == key
+    listing = client.get("/admin/ratiba/apikey/").content.decode()
+    assert key.prefix in listing and raw not in listing
+    assert raw not in client.get(f"/admin/ratiba/apikey/{key.pk}/change/").content.decode()
+    entry = AuditEntry.objects.get(subject="api_key")
+    assert (entry.action, entry.key, entry.actor, entry.detail) == (
+        "issued", key.prefix, "user:owner", {"label": "website-widget", "scope": "chat"})
+
+
+def test_an_owner_relabels_and_revokes_their_keys_but_never_sees_another_business_keys(tenant, other_tenant,
+                                                                                       client_for):
+    from knowledge.models import AuditEntry
+
+    mine = api_key_issue(tenant=tenant, label="widget", scope="chat")
+    theirs = api_key_issue(tenant=other_tenant, label="their-secret-label")
+    assert _whoami(client_for, tenant, api_key_issue(tenant=tenant).raw) == 200  # a used key shows its time
+    client = _owner_client(tenant, client_for)
+    listing = client.get("/admin/ratiba/apikey/").content.decode()
+    assert mine.api_key.prefix in listing and "their-secret-label" not in listing and theirs.api_key.prefix not in listing
+    assert client.get(f"/admin/ratiba/apikey/{theirs.api_key.pk}/change/").status_code == 302  # "not found"
+    changed = client.post(f"/admin/ratiba/apikey/{mine.api_key.pk}/change/", {"label": "homepage", "scope": "full"})
+    assert changed.status_code == 302
+    mine.api_key.refresh_from_db()
+    assert (mine.api_key.label, mine.api_key.scope) == ("homepage", "chat")  # the scope is never widened
+    client.post("/admin/ratiba/apikey/", {"action": "revoke", "_selected_action": [mine.api_key.pk]})
+    assert api_key_authenticate(raw=mine.raw, tenant=tenant) is None
+    assert client.post(f"/admin/ratiba/apikey/{mine.api_key.pk}/delete/", {"post": "yes"}).status_code == 403
+    entries = list(AuditEntry.objects.filter(subject="api_key", key=mine.api_key.prefix).order_by("id")
+                   .values_list("action", "actor", "detail"))
+    assert entries == [("issued", "system", {"label": "widget", "scope": "chat"}),
+                       ("changed", "user:owner", {"label": ["widget", "homepage"]}),
+                       ("revoked", "user:owner", {"label": "homepage", "scope": "chat"})]

@@ -11,12 +11,12 @@ from django.db import DatabaseError, connection, transaction
 
 from faults_support import make_user, make_version, post_json
 from knowledge import services
-from knowledge.models import SnippetAuditEntry, SnippetVersion
+from knowledge.models import AuditEntry, SnippetVersion
 
 
 def _entries(key: str = "parking") -> list[tuple]:
     return [(e.action, e.version, e.actor, e.detail)
-            for e in SnippetAuditEntry.objects.filter(key=key).order_by("id")]
+            for e in AuditEntry.objects.filter(key=key).order_by("id")]
 
 
 def test_saving_and_activating_as_a_user_names_the_user_and_the_version_replaced(tenant, hash_embedder):
@@ -29,17 +29,17 @@ def test_saving_and_activating_as_a_user_names_the_user_and_the_version_replaced
         ("created", 2, "user:alice", {}),
         ("activated", 2, "user:alice", {"previous_active": 1}),
     ]
-    assert set(SnippetAuditEntry.objects.values_list("user_id", flat=True)) == {alice.pk}
+    assert set(AuditEntry.objects.values_list("user_id", flat=True)) == {alice.pk}
 
 
 def test_rollback_and_deactivation_are_recorded_with_who_did_them(tenant, hash_embedder):
     make_version("parking", body="Free parking.")
     services.snippet_edit(key="parking", changes={"body": "Paid parking."})
     bob = make_user("bob")
-    before = SnippetAuditEntry.objects.count()
+    before = AuditEntry.objects.count()
     rolled = services.snippet_rollback(key="parking", to_version=1, user=bob)
     services.snippet_deactivate(key="parking", user=bob)
-    new = [(e.action, e.version, e.actor, e.detail) for e in SnippetAuditEntry.objects.order_by("id")[before:]]
+    new = [(e.action, e.version, e.actor, e.detail) for e in AuditEntry.objects.order_by("id")[before:]]
     assert new == [
         ("created", 3, "user:bob", {}),
         ("rolled_back", 3, "user:bob", {"to_content_of": 1}),
@@ -51,9 +51,9 @@ def test_rollback_and_deactivation_are_recorded_with_who_did_them(tenant, hash_e
 
 def test_re_activating_the_live_version_writes_nothing(tenant, hash_embedder):
     version = make_version("parking")
-    count = SnippetAuditEntry.objects.count()
+    count = AuditEntry.objects.count()
     services.snippet_version_activate(version=version)
-    assert SnippetAuditEntry.objects.count() == count
+    assert AuditEntry.objects.count() == count
 
 
 def test_api_key_changes_are_attributed_to_the_key_prefix(api_client, hash_embedder):
@@ -73,7 +73,7 @@ def test_api_key_changes_are_attributed_to_the_key_prefix(api_client, hash_embed
         ("created", 2, actor, {}), ("activated", 2, actor, {"previous_active": 1}),
         ("activated", 1, actor, {"previous_active": 2}),
     ]
-    assert set(SnippetAuditEntry.objects.values_list("user_id", flat=True)) == {None}
+    assert set(AuditEntry.objects.values_list("user_id", flat=True)) == {None}
 
 
 def test_the_admin_deactivate_action_records_the_owner(tenant, client_for, hash_embedder):
@@ -84,7 +84,7 @@ def test_the_admin_deactivate_action_records_the_owner(tenant, client_for, hash_
     response = client.post("/admin/knowledge/snippet/", {"action": "deactivate_selected",
                                                           "_selected_action": [version.snippet_id]})
     assert response.status_code == 302
-    last = SnippetAuditEntry.objects.order_by("-id").first()
+    last = AuditEntry.objects.order_by("-id").first()
     assert (last.action, last.key, last.version, last.actor, last.user_id) == (
         "deactivated", "parking", 1, "user:owner", owner.pk)
 
@@ -101,24 +101,24 @@ def test_seed_files_are_recorded_as_the_seed_command(tenant, hash_embedder, tmp_
 def test_an_entry_that_cannot_be_written_undoes_the_activation(tenant, hash_embedder, monkeypatch):
     first = make_version("parking", body="Free parking.")
     second = services.snippet_edit(key="parking", changes={"body": "Paid parking."}, activate=False)
-    count = SnippetAuditEntry.objects.count()
+    count = AuditEntry.objects.count()
 
     def refuse(**kwargs):
         raise DatabaseError("audit table unavailable")
 
-    monkeypatch.setattr(SnippetAuditEntry.objects, "create", refuse)
+    monkeypatch.setattr(AuditEntry.objects, "create", refuse)
     with pytest.raises(DatabaseError):
         services.snippet_version_activate(version=second)
     monkeypatch.undo()
     active = list(SnippetVersion.objects.filter(key="parking", is_active=True).values_list("pk", flat=True))
-    assert active == [first.pk] and SnippetAuditEntry.objects.count() == count
+    assert active == [first.pk] and AuditEntry.objects.count() == count
 
 
 def test_the_log_is_append_only_in_the_database(tenant, hash_embedder):
     make_version("parking")
-    entry = SnippetAuditEntry.objects.first()
-    for change in (lambda: SnippetAuditEntry.objects.filter(pk=entry.pk).update(actor="someone else"),
-                   lambda: SnippetAuditEntry.objects.filter(pk=entry.pk).delete()):
+    entry = AuditEntry.objects.first()
+    for change in (lambda: AuditEntry.objects.filter(pk=entry.pk).update(actor="someone else"),
+                   lambda: AuditEntry.objects.filter(pk=entry.pk).delete()):
         with pytest.raises(DatabaseError, match="append-only"):
             with transaction.atomic():
                 change()
@@ -129,18 +129,18 @@ def test_the_log_is_append_only_in_the_database(tenant, hash_embedder):
 def test_the_admin_shows_the_log_read_only(tenant, client_for, hash_embedder):
     owner = make_user("owner", superuser=True)
     make_version("parking", created_by=owner)
-    entry = SnippetAuditEntry.objects.filter(action="activated").get()
+    entry = AuditEntry.objects.filter(action="activated").get()
     client = client_for(tenant)
     client.force_login(owner)
-    listing = client.get("/admin/knowledge/snippetauditentry/")
+    listing = client.get("/admin/knowledge/auditentry/")
     assert listing.status_code == 200
     page = listing.content.decode()
     assert "<code>parking</code>" in page and "user:owner" in page and "Activated" in page
-    detail = client.get(f"/admin/knowledge/snippetauditentry/{entry.pk}/change/")
+    detail = client.get(f"/admin/knowledge/auditentry/{entry.pk}/change/")
     assert detail.status_code == 200 and 'name="_save"' not in detail.content.decode()
-    assert client.get("/admin/knowledge/snippetauditentry/add/").status_code == 403
-    assert client.post(f"/admin/knowledge/snippetauditentry/{entry.pk}/delete/", {"post": "yes"}).status_code == 403
-    assert client.post(f"/admin/knowledge/snippetauditentry/{entry.pk}/change/",
+    assert client.get("/admin/knowledge/auditentry/add/").status_code == 403
+    assert client.post(f"/admin/knowledge/auditentry/{entry.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert client.post(f"/admin/knowledge/auditentry/{entry.pk}/change/",
                        {"actor": "forged"}).status_code == 403
     entry.refresh_from_db()
     assert entry.actor == "user:owner"

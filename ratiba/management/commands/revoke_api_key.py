@@ -44,7 +44,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"{api_key.prefix} ({api_key.tenant.schema_name}) was already revoked "
                                   f"on {api_key.revoked_at:%Y-%m-%d %H:%M} UTC.")
                 continue
-            api_key_revoke(api_key=api_key)
+            api_key_revoke(api_key=api_key, actor="command:revoke_api_key")
             last = f"{api_key.last_used_at:%Y-%m-%d %H:%M} UTC" if api_key.last_used_at else "never"
             self.stdout.write(f"Revoked {api_key.prefix} ({api_key.tenant.schema_name}, "
                               f"{api_key.label or 'unlabelled'}; last used {last}).")
