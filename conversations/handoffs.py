@@ -8,6 +8,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.utils.module_loading import import_string
+
 from conversations.facts import match_services, resolve_dates, services_list, tenant_today
 from conversations.models import HandoffRequest, Session, Turn
 from ratiba.redaction import stored_text
@@ -41,9 +44,14 @@ def handoff_record(*, kind: str, session: Session, turn: Turn | None, message: s
     """Store a request for the business to follow up."""
     details = extract_details(message=message)
     # The contact stays readable even with REDACT_STORED_MESSAGES: calling the customer back is the point.
-    return HandoffRequest.objects.create(kind=kind, session=session, turn=turn, message=stored_text(message),
-                                         channel=channel, what=details.what, when_text=details.when_text,
-                                         contact=details.contact)
+    handoff = HandoffRequest.objects.create(kind=kind, session=session, turn=turn, message=stored_text(message),
+                                            channel=channel, what=details.what, when_text=details.when_text,
+                                            contact=details.contact)
+    # The business hears about it (staff mail, owner's WhatsApp) once the turn commits; a dotted path in
+    # settings, so conversations does not import the channels that deliver the alert.
+    if settings.HANDOFF_ANNOUNCER:
+        import_string(settings.HANDOFF_ANNOUNCER)(handoff)
+    return handoff
 
 
 _NEXT_STEPS = {

@@ -70,6 +70,7 @@ SHARED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "channels.registry",  # connected WhatsApp numbers: the webhook routes by them before any tenant is known
 ]
 TENANT_APPS = [
     "django.contrib.contenttypes",
@@ -80,6 +81,7 @@ TENANT_APPS = [
     "knowledge",
     "conversations",
     "telemetry",
+    "channels",
 ]
 INSTALLED_APPS = list(SHARED_APPS) + [app for app in TENANT_APPS if app not in SHARED_APPS]
 TENANT_MODEL = "ratiba.Tenant"
@@ -293,6 +295,27 @@ EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384)
 TEXT_SEARCH_CONFIG = "english"
 COST_SOFT_CEILING_USD = env_float("COST_SOFT_CEILING_USD", 0.05)
 COST_HARD_CEILING_USD = env_float("COST_HARD_CEILING_USD", 0.20)
+
+# ----------------------------------------------------------------------------- channels (WhatsApp, email, hand-offs)
+WHATSAPP_GRAPH_URL = env_str("WHATSAPP_GRAPH_URL", "https://graph.facebook.com").rstrip("/")
+WHATSAPP_GRAPH_VERSION = env_str("WHATSAPP_GRAPH_VERSION", "v23.0")
+# Platform-wide fallbacks for numbers connected without their own app secret / verify token.
+WHATSAPP_APP_SECRET = env_str("WHATSAPP_APP_SECRET")
+WHATSAPP_VERIFY_TOKEN = env_str("WHATSAPP_VERIFY_TOKEN")
+WHATSAPP_TIMEOUT_SECONDS = env_float("WHATSAPP_TIMEOUT_SECONDS", 10.0)
+# One send call tries this many times on 429/5xx/network errors, sleeping RETRY_BASE * 2**n between tries;
+# a reply still not sent is retried by the sweep (backoff per round) until the 24-hour window closes.
+WHATSAPP_SEND_ATTEMPTS = env_int("WHATSAPP_SEND_ATTEMPTS", 3)
+WHATSAPP_RETRY_BASE_SECONDS = env_float("WHATSAPP_RETRY_BASE_SECONDS", 0.5)
+WHATSAPP_SEND_ROUNDS = env_int("WHATSAPP_SEND_ROUNDS", 8)
+WHATSAPP_SWEEP_SECONDS = env_float("WHATSAPP_SWEEP_SECONDS", 60.0)
+# Fernet keys (comma-separated, newest first) for stored access tokens and app secrets; derived from
+# SECRET_KEY when unset. Keeping old keys after the first lets a rotation decrypt what was stored before.
+CHANNEL_SECRETS_KEYS = env_list("CHANNEL_SECRETS_KEYS", "")
+# Called (dotted path) when a hand-off is recorded: mails the staff and alerts the owner on WhatsApp.
+HANDOFF_ANNOUNCER = env_str("HANDOFF_ANNOUNCER", "channels.handoffs.handoff_announce_on_commit")
+CELERY_BEAT_SCHEDULE["channels-whatsapp-sweep"] = {"task": "channels.whatsapp_sweep_all",
+                                                   "schedule": WHATSAPP_SWEEP_SECONDS}
 
 # ----------------------------------------------------------------------------- email
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")

@@ -1,6 +1,6 @@
 """URLs on the platform host (public schema)."""
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 from ratiba import views
 from telemetry import views as telemetry_views
@@ -10,6 +10,7 @@ urlpatterns = [
     path("healthz", views.health, name="health"),
     path("admin/", admin.site.urls),
     path("platform/", telemetry_views.platform_overview, name="platform-overview"),
+    path("webhooks/", include("channels.whatsapp.urls")),
 ]
 
 handler404 = "ratiba.views.page_not_found"

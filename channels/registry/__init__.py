@@ -1,0 +1,1 @@
+"""Connected WhatsApp numbers, in the public schema: the webhook routes deliveries by them."""

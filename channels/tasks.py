@@ -1,0 +1,51 @@
+"""Channel tasks: take an id, call a service, in the schema they were sent from (tenant-schemas-celery)."""
+from __future__ import annotations
+
+import logging
+
+from django_tenants.utils import get_public_schema_name, get_tenant_model, schema_context
+
+from channels import handoffs
+from channels.whatsapp import services as whatsapp
+from ratiba.celery import app
+
+logger = logging.getLogger(__name__)
+
+
+@app.task(name="channels.whatsapp_handle_inbound", acks_late=True)
+def whatsapp_handle_inbound(message_id: int) -> str:
+    """Answer one stored customer message (a no-op when it was already handled)."""
+    return whatsapp.inbound_handle(message_id=message_id)
+
+
+@app.task(name="channels.whatsapp_send", acks_late=True)
+def whatsapp_send(message_id: int) -> str:
+    """Send one stored reply through the Graph API (a no-op unless it is due)."""
+    return whatsapp.outbound_send(message_id=message_id)
+
+
+@app.task(name="channels.whatsapp_sweep", acks_late=True)
+def whatsapp_sweep() -> dict:
+    """Queue this schema's messages and replies that no task finished."""
+    return whatsapp.sweep()
+
+
+@app.task(name="channels.whatsapp_sweep_all")
+def whatsapp_sweep_all() -> list[str]:
+    """Beat: one sweep per business that has a WhatsApp number."""
+    with schema_context(get_public_schema_name()):
+        schemas = list(get_tenant_model().objects.filter(whatsapp_numbers__isnull=False).distinct()
+                       .order_by("schema_name").values_list("schema_name", flat=True))
+    for schema in schemas:
+        with schema_context(schema):
+            try:
+                whatsapp_sweep.delay()
+            except Exception:  # noqa: BLE001 - one tenant's failure must not stop the others
+                logger.exception("whatsapp sweep could not be queued for schema %s", schema)
+    return schemas
+
+
+@app.task(name="channels.handoff_announce", acks_late=True)
+def handoff_announce(handoff_id: int) -> str:
+    """Tell the business about a new hand-off (mail to staff, WhatsApp to the owner); once per hand-off."""
+    return handoffs.handoff_announce(handoff_id=handoff_id)
