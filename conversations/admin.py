@@ -91,13 +91,13 @@ class TurnAdmin(ReadOnlyAdmin):
 @admin.action(description="Mark as contacted")
 def mark_contacted(modeladmin, request, queryset):
     for handoff in queryset:
-        services.handoff_set_status(handoff=handoff, status=HandoffStatus.CONTACTED)
+        services.handoff_set_status(handoff=handoff, status=HandoffStatus.CONTACTED, user=request.user)
 
 
 @admin.action(description="Mark as done")
 def mark_done(modeladmin, request, queryset):
     for handoff in queryset:
-        services.handoff_set_status(handoff=handoff, status=HandoffStatus.DONE)
+        services.handoff_set_status(handoff=handoff, status=HandoffStatus.DONE, user=request.user)
 
 
 @admin.register(HandoffRequest)
@@ -121,4 +121,4 @@ class HandoffRequestAdmin(TenantOnlyAdmin):
 
     def save_model(self, request, obj, form, change):
         # Only the status is editable; it goes through the same service the rest of the app uses.
-        services.handoff_set_status(handoff=obj, status=obj.status)
+        services.handoff_set_status(handoff=obj, status=obj.status, user=request.user)

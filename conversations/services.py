@@ -21,6 +21,8 @@ from conversations import costs, handoffs, i18n, intents
 from conversations.facts import Facts, facts_for
 from conversations.models import HandoffRequest, Session, Turn
 from conversations.shaping import AnswerDelta, ShapedAnswer
+from knowledge.audit import audit_record
+from knowledge.models import AuditAction, AuditSubject
 from knowledge.retrieval.types import Retrieval, RetrievedSnippet
 from ratiba.redaction import stored_text
 
@@ -643,8 +645,16 @@ def session_collection_clear(*, session: Session, collection: str | None = None)
     return names
 
 
-def handoff_set_status(*, handoff: HandoffRequest, status: str) -> HandoffRequest:
-    """An owner moves a hand-off along (new -> contacted -> done, or dismissed)."""
-    handoff.status = status
-    handoff.save(update_fields=["status", "updated_at"])
+def handoff_set_status(*, handoff: HandoffRequest, status: str, user=None,
+                       actor: str | None = None) -> HandoffRequest:
+    """An owner moves a hand-off along (new -> contacted -> done, or dismissed); the audit log says who."""
+    with transaction.atomic():
+        # The stored status, not `handoff.status`: an admin form has already written the new value onto it.
+        before = HandoffRequest.objects.select_for_update().values_list("status", flat=True).get(pk=handoff.pk)
+        handoff.status = status
+        if before != status:
+            handoff.save(update_fields=["status", "updated_at"])
+            audit_record(subject=AuditSubject.HANDOFF, action=AuditAction.CHANGED,
+                         key=f"#{handoff.pk} {handoff.kind}", user=user, actor=actor,
+                         detail={"status": [before, status]})
     return handoff

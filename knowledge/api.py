@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from knowledge import selectors, services
+from knowledge.audit import request_actor
 from knowledge.models import Category, Channel, EmbeddingState, Role, Service, Snippet, Status
 from knowledge.seed import WEEKDAYS
 from knowledge.serializers import (
@@ -57,12 +58,6 @@ def _editor(request):
     """The Django user behind a request, or None for API keys (which are not people and cannot review)."""
     user = getattr(request, "user", None)
     return user if getattr(user, "is_authenticated", False) and hasattr(user, "has_perm") else None
-
-
-def _actor(request) -> str | None:
-    """How the audit log names an API-key caller: `api_key:<prefix>` (users are named by the services)."""
-    prefix = getattr(getattr(request, "auth", None), "prefix", None)
-    return f"api_key:{prefix}" if prefix else None
 
 
 # ----------------------------------------------------------------------------- snippets
@@ -125,7 +120,8 @@ class SnippetListApi(APIView):
         if Snippet.objects.filter(key=fields["key"]).exists():
             raise SnippetExists()
         try:
-            version = services.snippet_version_create(**fields, created_by=_editor(request), actor=_actor(request))
+            version = services.snippet_version_create(**fields, created_by=_editor(request),
+                                                      actor=request_actor(request))
         except DjangoValidationError as exc:
             raise _invalid(exc) from None
         return Response(SnippetVersionOutput(version).data, status=status.HTTP_201_CREATED)
@@ -175,7 +171,7 @@ class SnippetDetailApi(APIView):
             return _not_found(f"No snippet with key {key!r}.")
         try:
             version = services.snippet_edit(key=key, changes=dict(data.validated_data), created_by=_editor(request),
-                                            actor=_actor(request))
+                                            actor=request_actor(request))
         except DjangoValidationError as exc:
             raise _invalid(exc) from None
         return Response(SnippetVersionOutput(version).data)
@@ -206,7 +202,7 @@ class SnippetVersionActivateApi(APIView):
             return _not_found(f"Snippet {key!r} has no version {number}.")
         try:
             version = services.snippet_version_activate(version=version, user=_editor(request),
-                                                        actor=_actor(request))
+                                                        actor=request_actor(request))
         except services.ReviewRequired as exc:
             return Response(error_body(exc.code, exc.message), status=status.HTTP_403_FORBIDDEN)
         return Response(SnippetVersionOutput(version).data)
@@ -239,7 +235,7 @@ class ServiceListApi(APIView):
             return Response(error_body("service_exists", "A service with this name exists: PATCH it."),
                             status=status.HTTP_409_CONFLICT)
         try:
-            service = services.service_upsert(**data.validated_data, actor=_actor(request))
+            service = services.service_upsert(**data.validated_data, actor=request_actor(request))
         except DjangoValidationError as exc:
             raise _invalid(exc) from None
         return Response(ServiceOutput(service).data, status=status.HTTP_201_CREATED)
@@ -274,7 +270,7 @@ class ServiceDetailApi(APIView):
             return _not_found(f"No service {service_id}.")
         try:
             service = services.service_update(service=service, changes=dict(data.validated_data),
-                                              actor=_actor(request))
+                                              actor=request_actor(request))
         except DjangoValidationError as exc:
             raise _invalid(exc) from None
         return Response(ServiceOutput(service).data)
@@ -330,7 +326,7 @@ class WeeklyHoursApi(APIView):
         data.is_valid(raise_exception=True)
         week = {WEEKDAYS.index(name): ranges for name, ranges in data.validated_data.items()}
         try:
-            services.opening_hours_set_week(week=week, actor=_actor(request))
+            services.opening_hours_set_week(week=week, actor=request_actor(request))
         except DjangoValidationError as exc:
             # The service names days in full ("monday"); the API uses mon..sun.
             detail = {name[:3]: messages for name, messages in exc.message_dict.items()}
@@ -353,7 +349,7 @@ class SpecialDayApi(APIView):
         data.is_valid(raise_exception=True)
         try:
             services.special_day_set(date=_path_date(date), ranges=data.validated_data["hours"],
-                                     note=data.validated_data["note"], actor=_actor(request))
+                                     note=data.validated_data["note"], actor=request_actor(request))
         except DjangoValidationError as exc:
             detail = {("hours" if name == "ranges" else name): messages for name, messages in exc.message_dict.items()}
             raise exceptions.ValidationError(detail) from None
@@ -363,7 +359,7 @@ class SpecialDayApi(APIView):
                    parameters=[OpenApiParameter("date", str, OpenApiParameter.PATH, description="YYYY-MM-DD")],
                    responses={204: None, 404: OpenApiResponse()})
     def delete(self, request, date: str):
-        if not services.special_day_delete(date=_path_date(date), actor=_actor(request)):
+        if not services.special_day_delete(date=_path_date(date), actor=request_actor(request)):
             return _not_found(f"No special day on {date}.")
         return Response(status=status.HTTP_204_NO_CONTENT)
 

@@ -25,6 +25,11 @@ def api_key_actor(prefix: str | None) -> str | None:
     return f"api_key:{prefix}" if prefix else None
 
 
+def request_actor(request) -> str | None:
+    """How the log names the API key behind a REST request (users are named from `user` instead)."""
+    return api_key_actor(getattr(getattr(request, "auth", None), "prefix", None))
+
+
 def _plain(value: Any) -> Any:
     # JSON-able and readable in the admin: prices as "1500.00", times as "09:00", dates as ISO.
     if isinstance(value, Decimal):

@@ -671,8 +671,9 @@ def special_day_set(*, date: dt.date | str, ranges: Iterable, note: str = "", us
         detail = field_changes(before={} if created else {"note": before_note, "hours": _ranges_text(before_ranges)},
                                after={"note": note, "hours": _ranges_text(wanted)})
         if created or detail:
-            audit_record(subject=AuditSubject.SPECIAL_DAY, action=AuditAction.CREATED if created else AuditAction.CHANGED,
-                         key=day_date.isoformat(), user=user, actor=actor, detail=detail)
+            action = AuditAction.CREATED if created else AuditAction.CHANGED
+            audit_record(subject=AuditSubject.SPECIAL_DAY, action=action, key=day_date.isoformat(), user=user,
+                         actor=actor, detail=detail)
     return day
 
 

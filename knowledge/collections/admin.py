@@ -88,17 +88,23 @@ class CollectionAdmin(TenantOnlyAdmin):
 
     def save_model(self, request, obj, form, change):
         if change:
-            obj.save(update_fields=["scope", "description", "updated_at"])
+            services.collection_update(collection=obj, scope=obj.scope, description=obj.description,
+                                       user=request.user)
             return
         try:
-            created = services.collection_create(name=obj.name, scope=obj.scope, description=obj.description)
+            created = services.collection_create(name=obj.name, scope=obj.scope, description=obj.description,
+                                                 user=request.user)
         except CollectionsError as exc:  # a race with another create; the form's unique check saw none
             raise PermissionDenied(exc.message) from exc
         obj.pk = created.pk
         obj.created_at, obj.updated_at = created.created_at, created.updated_at
 
     def delete_model(self, request, obj):
-        services.collection_delete(collection=obj)
+        services.collection_delete(collection=obj, user=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for collection in queryset:
+            services.collection_delete(collection=collection, user=request.user)
 
     def get_urls(self):
         own = [
@@ -134,7 +140,7 @@ class CollectionAdmin(TenantOnlyAdmin):
                     raise services.DocumentTooLarge(f"{upload.name!r} is {upload.size:,} bytes; the limit is "
                                                     f"{services.max_document_bytes():,} bytes.")
                 result = services.document_upload(collection=collection, filename=upload.name, data=upload.read(),
-                                                  content_type=upload.content_type or "")
+                                                  content_type=upload.content_type or "", user=request.user)
             except CollectionsError as exc:
                 entry["error"] = exc.message
             else:
@@ -232,7 +238,11 @@ class DocumentAdmin(TenantOnlyAdmin):
                            '<th>Tokens</th><th>Text</th></tr></thead><tbody>{}</tbody></table>', rows)
 
     def delete_model(self, request, obj):
-        services.document_delete(document=obj)
+        services.document_delete(document=obj, user=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for document in queryset.select_related("collection"):
+            services.document_delete(document=document, user=request.user)
 
     @admin.action(description="Retry indexing of the selected documents")
     def retry_selected(self, request, queryset):

@@ -10,6 +10,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from knowledge.audit import request_actor
 from knowledge.collections import selectors, services
 from knowledge.collections.errors import CollectionsError, DocumentTooLarge
 from knowledge.collections.models import CollectionScope, Document, DocumentStatus
@@ -104,7 +105,7 @@ class CollectionListApi(APIView):
         serializer = CollectionInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            collection = services.collection_create(**serializer.validated_data)
+            collection = services.collection_create(**serializer.validated_data, actor=request_actor(request))
         except CollectionsError as exc:
             return _error(exc)
         return Response(CollectionOutput(_collections_with_counts().get(pk=collection.pk)).data,
@@ -124,7 +125,7 @@ class CollectionDetailApi(APIView):
         collection = selectors.collection_get(name=name)
         if collection is None:
             return _not_found(f"No collection named {name!r}.")
-        services.collection_delete(collection=collection)
+        services.collection_delete(collection=collection, actor=request_actor(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -171,7 +172,7 @@ class DocumentListApi(APIView):
                 f"{upload.name!r} is {upload.size:,} bytes; the limit is {services.max_document_bytes():,} bytes."))
         try:
             result = services.document_upload(collection=collection, filename=upload.name, data=upload.read(),
-                                              content_type=upload.content_type or "")
+                                              content_type=upload.content_type or "", actor=request_actor(request))
         except CollectionsError as exc:
             return _error(exc)
         body = DocumentOutput(_document_fresh(result.document.pk)).data
@@ -194,7 +195,7 @@ class DocumentDetailApi(APIView):
         document = selectors.document_get(collection=collection, document_id=document_id) if collection else None
         if document is None:
             return _not_found(f"No document {document_id} in collection {name!r}.")
-        services.document_delete(document=document)
+        services.document_delete(document=document, actor=request_actor(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

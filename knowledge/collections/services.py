@@ -13,11 +13,13 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from knowledge.audit import audit_record, field_changes
 from knowledge.collections.chunking import chunk_document, embedding_text
 from knowledge.collections.errors import CollectionConflict, CollectionsError, DocumentTooLarge, InvalidDocument
 from knowledge.collections.models import Chunk, Collection, CollectionScope, Document, DocumentFormat, DocumentStatus
 from knowledge.collections.parsers import check_pdf, decode_text, detect_format, parse_document, title_from_filename
 from knowledge.embeddings import EmbeddingError, embed_texts, embedding_model_name
+from knowledge.models import AuditAction, AuditSubject
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +39,8 @@ def max_chunks() -> int:
 # ----------------------------------------------------------------------------- collections
 
 
-def collection_create(*, name: str, scope: str = CollectionScope.TENANT, description: str = "") -> Collection:
+def collection_create(*, name: str, scope: str = CollectionScope.TENANT, description: str = "", user=None,
+                      actor: str | None = None) -> Collection:
     """Create a named collection; the name is unique in the tenant."""
     name = (name or "").strip()
     errors = {}
@@ -49,15 +52,40 @@ def collection_create(*, name: str, scope: str = CollectionScope.TENANT, descrip
         raise CollectionsError("Some fields are invalid.", fields=errors)
     try:
         with transaction.atomic():
-            return Collection.objects.create(name=name, scope=scope, description=description or "")
+            collection = Collection.objects.create(name=name, scope=scope, description=description or "")
+            audit_record(subject=AuditSubject.COLLECTION, action=AuditAction.CREATED, key=name, user=user,
+                         actor=actor, detail={"scope": scope, "description": description or ""})
+            return collection
     except IntegrityError as exc:
         raise CollectionConflict(f"A collection named {name!r} already exists.",
                                  fields={"name": ["Already exists."]}) from exc
 
 
-def collection_delete(*, collection: Collection) -> None:
+def collection_update(*, collection: Collection, scope: str, description: str, user=None,
+                      actor: str | None = None) -> Collection:
+    """Change a collection's scope or description (its name is what sessions and clients refer to: fixed)."""
+    if scope not in CollectionScope.values:
+        raise CollectionsError("Some fields are invalid.", fields={"scope": [
+            f"Must be one of: {', '.join(CollectionScope.values)}."]})
+    with transaction.atomic():
+        row = Collection.objects.select_for_update().get(pk=collection.pk)
+        after = {"scope": scope, "description": description or ""}
+        detail = field_changes(before={"scope": row.scope, "description": row.description}, after=after)
+        if detail:
+            Collection.objects.filter(pk=row.pk).update(**after, updated_at=timezone.now())
+            audit_record(subject=AuditSubject.COLLECTION, action=AuditAction.CHANGED, key=row.name, user=user,
+                         actor=actor, detail=detail)
+        row.refresh_from_db()
+    return row
+
+
+def collection_delete(*, collection: Collection, user=None, actor: str | None = None) -> None:
     """Delete a collection with its documents and chunks (search stops seeing them at commit)."""
-    collection.delete()
+    with transaction.atomic():
+        documents = Document.objects.filter(collection=collection).count()
+        collection.delete()
+        audit_record(subject=AuditSubject.COLLECTION, action=AuditAction.DELETED, key=collection.name, user=user,
+                     actor=actor, detail={"documents": documents})
 
 
 # ----------------------------------------------------------------------------- upload
@@ -112,7 +140,8 @@ def _queue_ingest(document_id: int) -> None:
     transaction.on_commit(send)
 
 
-def document_upload(*, collection: Collection, filename: str, data: bytes, content_type: str = "") -> UploadResult:
+def document_upload(*, collection: Collection, filename: str, data: bytes, content_type: str = "", user=None,
+                    actor: str | None = None) -> UploadResult:
     """Store an uploaded file and queue its ingestion; the same bytes again change nothing.
 
     A file whose name already exists in the collection with different bytes replaces that document's
@@ -141,6 +170,9 @@ def document_upload(*, collection: Collection, filename: str, data: bytes, conte
             existing.format = fmt
             existing.content_type = (content_type or "")[:100]
             existing.save(update_fields=["content", "sha256", "size", "format", "content_type", "updated_at"])
+            audit_record(subject=AuditSubject.DOCUMENT, action=AuditAction.CHANGED,
+                         key=f"{collection.name}/{filename}", user=user, actor=actor,
+                         detail={"size": len(data), "sha256": digest[:12]})
             _mark_queued(existing)
             _queue_ingest(existing.pk)
             return UploadResult(document=existing, created=False, changed=True, queued=True)
@@ -148,6 +180,8 @@ def document_upload(*, collection: Collection, filename: str, data: bytes, conte
             collection=collection, filename=filename, title=title_from_filename(filename)[:300],
             content_type=(content_type or "")[:100], format=fmt, size=len(data), sha256=digest, content=data,
         )
+        audit_record(subject=AuditSubject.DOCUMENT, action=AuditAction.CREATED, key=f"{collection.name}/{filename}",
+                     user=user, actor=actor, detail={"size": len(data), "sha256": digest[:12]})
         _queue_ingest(document.pk)
         return UploadResult(document=document, created=True, changed=True, queued=True)
 
@@ -170,9 +204,12 @@ def document_retry(*, document: Document) -> Document:
     return document
 
 
-def document_delete(*, document: Document) -> None:
+def document_delete(*, document: Document, user=None, actor: str | None = None) -> None:
     """Delete a document and its chunks (search stops seeing them at commit)."""
-    document.delete()
+    with transaction.atomic():
+        key = f"{document.collection.name}/{document.filename}"
+        document.delete()
+        audit_record(subject=AuditSubject.DOCUMENT, action=AuditAction.DELETED, key=key, user=user, actor=actor)
 
 
 # ----------------------------------------------------------------------------- ingestion

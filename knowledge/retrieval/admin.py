@@ -8,9 +8,9 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from knowledge.models import RetrievalSettings
-from knowledge.retrieval.config import BOUNDS, bounds_errors, retrieval_settings_get
-from knowledge.retrieval.graduation import (DEFAULT_LIMIT, DEFAULT_MAX_CHARS, graduation_reevaluate,
-                                            graduation_state, mode_pin_applied)
+from knowledge.retrieval.config import (BOUNDS, EDITABLE_FIELDS, bounds_errors, retrieval_settings_get,
+                                        retrieval_settings_update)
+from knowledge.retrieval.graduation import DEFAULT_LIMIT, DEFAULT_MAX_CHARS, graduation_reevaluate, graduation_state
 from ratiba.admin_scoping import TenantOnlyAdmin
 
 TEST_RETRIEVAL_URL = "/admin/knowledge/test-retrieval/"
@@ -106,5 +106,6 @@ class RetrievalSettingsAdmin(TenantOnlyAdmin):
         return HttpResponseRedirect(reverse("admin:knowledge_retrievalsettings_change", args=[row.pk]))
 
     def save_model(self, request, obj, form, change):
-        super().save_model(request, obj, form, change)
-        mode_pin_applied(obj)
+        changes = {name: form.cleaned_data[name] for name in form.changed_data if name in EDITABLE_FIELDS}
+        retrieval_settings_update(changes=changes, user=request.user)
+        obj.refresh_from_db()

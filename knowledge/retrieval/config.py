@@ -4,10 +4,13 @@ from __future__ import annotations
 import datetime as dt
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from knowledge.models import RetrievalMode, RetrievalSettings
+from knowledge.audit import audit_record, field_changes
+from knowledge.models import AuditAction, AuditSubject, RetrievalMode, RetrievalSettings
+from knowledge.retrieval.graduation import mode_pin_applied
 
 # Sane bounds an owner may set in the admin: (minimum, maximum). Outside them retrieval degrades badly
 # (a zero budget returns nothing, a 50x over-retrieval costs more than it finds).
@@ -56,6 +59,35 @@ def retrieval_settings_get(*, cursor=None) -> RetrievalSettings:
             return RetrievalSettings.objects.create()
     except IntegrityError:  # pragma: no cover - a concurrent first use created it
         return RetrievalSettings.objects.order_by("pk").first()
+
+
+EDITABLE_FIELDS = ("mode", *BOUNDS)
+
+
+def retrieval_settings_update(*, changes: dict, user=None, actor: str | None = None) -> RetrievalSettings:
+    """Apply an owner's changes (bounded, validated as a whole), follow a mode pin, and record who changed what."""
+    unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
+    if unknown:
+        raise ValidationError({name: ["This setting cannot be edited."] for name in unknown})
+    if "mode" in changes and changes["mode"] not in RetrievalMode.values:
+        raise ValidationError({"mode": [f"Unknown mode {changes['mode']!r}."]})
+    with transaction.atomic():
+        row = RetrievalSettings.objects.select_for_update().get(pk=retrieval_settings_get().pk)
+        before = {name: getattr(row, name) for name in EDITABLE_FIELDS}
+        after = {**before, **changes}
+        errors = bounds_errors(after)
+        if errors:
+            raise ValidationError({name: [message] for name, message in errors.items()})
+        detail = field_changes(before=before, after=after)
+        if not detail:
+            return row
+        for name, value in changes.items():
+            setattr(row, name, value)
+        row.save(update_fields=[*changes, "updated_at"])
+        audit_record(subject=AuditSubject.RETRIEVAL_SETTINGS, action=AuditAction.CHANGED, key="retrieval settings",
+                     user=user, actor=actor, detail=detail)
+        mode_pin_applied(row)
+    return row
 
 
 def _read_on(cursor) -> RetrievalSettings | None:
