@@ -154,6 +154,9 @@ class Facts:
     matched_services: list[str] = field(default_factory=list)  # names the customer mentioned
     days: list[DayHours] = field(default_factory=list)  # days the customer asked about (or today)
     weekly: dict[str, str] = field(default_factory=dict)  # "Monday" -> "09:00-20:00" | "closed"
+    named_days: bool = False  # the customer named the days (else `days` is today)
+    answers_alone: bool = False  # these rows are the whole answer (no knowledge beside them)
+    quoted: bool = True  # whether an answer quotes them (facts_beside_knowledge)
 
     def to_dict(self) -> dict:
         """The JSON that rides in the prompt's raw_data."""
@@ -170,16 +173,43 @@ class Facts:
     def sentences(self, *, language: str = "en") -> list[tuple[str, str]]:
         """(citation key, sentence) pairs an extractive answer can quote verbatim."""
         lines: list[tuple[str, str]] = []
+        if not self.quoted:
+            return lines
         shown = [s for s in self.services if s.name in self.matched_services] or self.services
         for service in shown:
             lines.append((SERVICES_KEY, service_sentence(service, language=language)))
         for day in self.days:
             lines.append((HOURS_KEY, day.sentence(language=language)))
+        if self.days and not self.named_days:
+            # "When are you open?": today, then the week (days with the same hours run together).
+            lines += [(HOURS_KEY, line) for line in weekly_sentences(self.weekly, language=language)]
         return lines
 
     @property
     def is_empty(self) -> bool:
-        return not self.services and not self.days and not self.weekly
+        """Nothing an answer may quote."""
+        return not self.quoted or (not self.services and not self.days and not self.weekly)
+
+
+def weekly_sentences(weekly: dict[str, str], *, language: str = "en") -> list[str]:
+    """`Monday to Friday: 09:00-20:00.` lines, consecutive days with the same hours run together."""
+    names = WEEKDAYS_SW if language == "sw" else WEEKDAYS_EN
+    runs: list[tuple[int, int, str]] = []
+    for index, day in enumerate(WEEKDAYS_EN):
+        value = weekly.get(day)
+        if value is None:
+            continue
+        if runs and runs[-1][2] == value and runs[-1][1] == index - 1:
+            runs[-1] = (runs[-1][0], index, value)
+        else:
+            runs.append((index, index, value))
+    joiner = " hadi " if language == "sw" else " to "
+    closed = "tumefunga" if language == "sw" else "closed"
+    lines = []
+    for first, last, value in runs:
+        when = names[first] if first == last else f"{names[first]}{joiner}{names[last]}"
+        lines.append(f"{when}: {closed if value == 'closed' else value}.")
+    return lines
 
 
 def service_sentence(service: ServiceFact, *, language: str = "en") -> str:
@@ -309,66 +339,275 @@ def resolve_dates(text: str, *, today: date) -> list[tuple[date, str]]:
 
 # ----------------------------------------------------------------------------- service names
 
-_GENERIC_TOKENS = {"and", "the", "a", "of", "&", "with", "for", "spa"}
+_GENERIC_TOKENS = frozenset({"and", "the", "a", "of", "with", "for"})
+
+# Words that ask for a fact rather than name a service: "how much", "bei", "how long", "muda gani".
+_PRICE_QUESTION = re.compile(
+    r"\bhow\s+much\b|\bprices?\b|\bpriced\b|\bpricing\b|\bcosts?\b|\bcosting\b|\bcharges?\b|\bfees?\b"
+    r"|\brates?\b|\bbei\b|\bgharama\b|\bkiasi\s+gani\b|\bpesa\s+ngapi\b|\bshilingi\s+ngapi\b", re.I)
+_DURATION_QUESTION = re.compile(
+    r"\bhow\s+long\b|\bduration\b|\bhow\s+many\s+(minutes|mins|hours|hrs)\b|\bmuda\s+(gani|wa|ngapi)\b"
+    r"|\bdakika\s+ngapi\b|\bsaa\s+ngapi\s+(ku|kwa)", re.I)
+_FACT_WORDS = frozenset("""
+how much many long price prices priced pricing cost costs costing charge charges charged fee fees rate rates pay
+paying amount total bei gharama kiasi pesa ngapi shilingi duration take takes taking minute hour time long muda
+dakika saa kes ksh shs shillings what which is are do does you your the a an of for to it its me my we our i
+""".split())
+_STOPWORDS = frozenset("""
+a an the and or but if then so to of in on at by for with from about as is are was were be been being do does did
+have has had i me my we our us you your he she it its they them their this that these those there here what which
+who when where why how can could would should will shall may might must not no yes any some all each more most
+such only own same than too very just also please hi hello hey thanks thank ok okay get got want need like know
+tell let one one's i'm i'd you're
+je ni na ya wa kwa za la cha vya kuna nini gani wapi lini vipi kama au lakini pia tu sana hii hiyo huu hapo hapa
+mimi wewe sisi yangu yako yetu tafadhali naomba nataka ningependa naweza unaweza mnaweza habari asante mna
+""".split())
+# Units as customers and owners write them ("kilo", "kgs", "litres", "5kva"), folded to one spelling.
+_UNITS = {"kilo": "kg", "kilos": "kg", "kgs": "kg", "kilogram": "kg", "kilograms": "kg", "liter": "litre",
+          "liters": "litre", "litres": "litre", "ltr": "litre", "ltrs": "litre", "l": "litre", "hrs": "hour",
+          "hr": "hour", "hours": "hour", "mins": "minute", "min": "minute", "minutes": "minute", "pcs": "piece",
+          "pieces": "piece", "pc": "piece"}
+_UNIT_WORDS = frozenset(_UNITS.values()) | {"per", "kva", "kw", "w", "v", "ah", "mah", "g", "ml", "cm", "inch"}
+_RANGE = re.compile(r"(\d+)\s*(?:-|to|hadi)\s*(\d+)")
+_UP_TO = re.compile(r"\b(?:up\s+to|under|below|less\s+than|max|upto|chini\s+ya)\s*(\d+)")
+_OVER = re.compile(r"\b(?:over|above|more\s+than|from|zaidi\s+ya)\s*(\d+)")
+_LISTING_WORDS = frozenset("""
+treatments treatment services service massages facials packages package menu list offer offers do have sell
+products product items things range huduma orodha zenu zote mnatoa gani everything
+""".split())
 
 
-def _tokens(text: str) -> list[str]:
-    return [t for t in re.findall(r"[a-z0-9]+", text.lower()) if t not in _GENERIC_TOKENS]
+def _normalize(text: str) -> str:
+    """Lower case, thousands separators dropped ("10,000" -> "10000"), numbers split from units ("5kva")."""
+    text = (text or "").lower().replace("’", "'")
+    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
+    text = re.sub(r"(?<=\d)(?=[a-z])|(?<=[a-z])(?=\d)", " ", text)
+    return text
 
 
-def _fuzzy_in(token: str, words: list[str]) -> bool:
-    for word in words:
-        if word == token:
-            return True
-        if len(token) >= 5 and len(word) >= 4:
-            if difflib.SequenceMatcher(None, token, word).ratio() >= 0.8:
-                return True
-            if len(word) >= 4 and token.startswith(word):  # "mani" for manicure, "pedi" for pedicure
-                return True
-    return False
+def _singular(word: str) -> str:
+    """"batteries" -> "battery", "braids" -> "braid", "boxes" -> "box"; units folded ("kilos" -> "kg")."""
+    if word in _UNITS:
+        return _UNITS[word]
+    if word.isdigit() or len(word) <= 3:
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "sses", "xes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _words(text: str, *, keep: frozenset[str] | None = None) -> list[str]:
+    """Singular word forms; with `keep`, function words are dropped unless kept (used in a service name)."""
+    return [_singular(word) for word in re.findall(r"[a-z0-9]+", _normalize(text))
+            if keep is None or word not in _STOPWORDS or word in keep]
+
+
+def _same_word(question_word: str, word: str) -> bool:
+    """Equal, a prefix of 4+ letters ("mani" ~ manicure, "leaking" ~ leak) or a close typo ("tisue")."""
+    if question_word == word:
+        return True
+    if question_word.isdigit() or word.isdigit():
+        return False
+    shorter, longer = sorted((question_word, word), key=len)
+    if len(shorter) >= 4 and longer.startswith(shorter) and len(longer) - len(shorter) <= 4:
+        return True
+    return len(shorter) >= 4 and len(longer) >= 5 and difflib.SequenceMatcher(None, question_word, word).ratio() >= 0.8
+
+
+def _ranges(text: str) -> list[tuple[int, int]]:
+    """Numeric ranges an owner wrote in a name: "1-3 kW", "5,001 to 10,000 Litres", "over 20 kg"."""
+    normalized = _normalize(text)
+    found = [(int(a), int(b)) for a, b in _RANGE.findall(normalized)]
+    found += [(0, int(b)) for b in _UP_TO.findall(normalized)]
+    found += [(int(a), 10 ** 12) for a in _OVER.findall(normalized)]
+    return found
+
+
+def question_words(text: str, *, keep: frozenset[str] = frozenset()) -> list[str]:
+    """The words of a question that can name something: no function words, no "how much" words.
+
+    A Swahili question is read through the retrieval glossary ("bei ya betri" -> "battery"), keeping
+    loanwords and the words the glossary does not know.
+    """
+    from conversations.i18n import detect_language
+    from knowledge.retrieval.language import expand_swahili
+
+    if detect_language(text) == "sw":
+        expansion = expand_swahili(text)
+        raw = " ".join([*expansion.kept, *expansion.english, *expansion.unknown])
+    else:
+        raw = text
+    words: list[str] = []
+    for word in _words(raw, keep=keep):
+        if (word in _STOPWORDS and word not in keep) or word in _FACT_WORDS or word in _GENERIC_TOKENS or word in words:
+            continue
+        if len(word) > 1 or word.isdigit():
+            words.append(word)
+    return words
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    name: str
+    by_name: frozenset[str]  # question words the service's name accounts for
+    by_description: frozenset[str]  # ... that only its description accounts for
+    exact: int  # question words the name uses exactly ("ironing" for "Ironing Only", not "Iron")
+    name_words: frozenset[str]
+
+
+def _candidates(words: list[str], services: list[ServiceFact]) -> list[_Candidate]:
+    names = {s.name: [w for w in _words(s.name) if w not in _GENERIC_TOKENS] for s in services}
+    frequency: dict[str, int] = {}
+    for tokens in names.values():
+        for token in set(tokens):
+            frequency[token] = frequency.get(token, 0) + 1
+    total = len(services)
+    found = []
+    for service in services:
+        tokens = names[service.name]
+        ranges = _ranges(service.name)
+        description = _words(service.description, keep=frozenset())
+        by_name: set[str] = set()
+        distinctive = False
+        exact = 0
+        for word in words:
+            hits = [t for t in tokens if _same_word(word, t)]
+            if not hits and word.isdigit() and any(low <= int(word) <= high for low, high in ranges):
+                hits = ["#range"]
+            if hits:
+                by_name.add(word)
+                exact += word in tokens
+                # A word most names share ("massage", "course") names none of them on its own.
+                # Nor does a unit or a bare number ("per kg", "500") unless it falls in a range the owner wrote.
+                distinctive |= any(h == "#range" or (h not in _UNIT_WORDS and not h.isdigit()
+                                                     and (frequency[h] * 3 <= total or len(tokens) == 1
+                                                          or total <= 2))
+                                   for h in hits)
+        if not distinctive:
+            continue
+        by_description = {w for w in words if w not in by_name and any(_same_word(w, d) for d in description)}
+        found.append(_Candidate(name=service.name, by_name=frozenset(by_name),
+                                by_description=frozenset(by_description), exact=exact,
+                                name_words=frozenset(tokens)))
+    return found
 
 
 def match_services(text: str, services: list[ServiceFact]) -> list[str]:
-    """Names of services a message mentions, tolerant of typos ("deep tisue massage")."""
+    """Services and products a message mentions, in the owner's order: tolerant of typos, partial names,
+    plurals, units and Swahili ("bei ya box braids?").
+
+    A service is mentioned when one of its distinctive name words is used; then the ones whose name (and
+    description) account for the most of the question win: "iPhone 12 screen" picks the 12-to-15 row over
+    the X-to-11 one, "wash and fold" plain over express.
+    """
+    return _best_services(text, services, whole=False)
+
+
+def named_services(text: str, services: list[ServiceFact]) -> list[str]:
+    """The services a question is about: mentioned ones that also account for most of its words, so "how
+    much is a gel manicure?" does not get "Spa Manicure" when gel manicures are not on the list."""
+    return _best_services(text, services, whole=True)
+
+
+def _best_services(text: str, services: list[ServiceFact], *, whole: bool) -> list[str]:
     if not services:
         return []
-    words = _tokens(text)
-    names = {s.name: _tokens(s.name) for s in services}
-    document_frequency: dict[str, int] = {}
-    for tokens in names.values():
-        for token in set(tokens):
-            document_frequency[token] = document_frequency.get(token, 0) + 1
-    total = len(services)
-    scores: dict[str, float] = {}
-    for name, tokens in names.items():
-        if not tokens:
-            continue
-        weights = {t: math.log(1 + total / document_frequency[t]) for t in tokens}
-        matched = [t for t in tokens if _fuzzy_in(t, words)]
-        # A name is only "mentioned" if one of its distinctive words is (not just "massage").
-        if not any(document_frequency[t] * 3 <= total or len(tokens) == 1 for t in matched):
-            continue
-        scores[name] = sum(weights[t] for t in matched) / sum(weights.values())
-    if not scores:
+    name_words = frozenset(w for s in services for w in re.findall(r"[a-z0-9]+", _normalize(s.name)))
+    words = question_words(text, keep=name_words)
+    if not words:
         return []
-    best = max(scores.values())
-    if best < 0.5:
+    candidates = _candidates(words, services)
+
+    def beaten(c: _Candidate) -> bool:
+        for other in candidates:
+            if other.by_name > c.by_name:
+                return True
+            if other.by_name != c.by_name:
+                continue
+            if other.by_description > c.by_description:
+                return True
+            if other.by_description != c.by_description:
+                continue
+            # Same words matched: the exact spelling wins, then the plainer name ("Wash & Fold" over
+            # "Express Wash & Fold" when the customer did not say express).
+            if other.exact > c.exact or (other.exact == c.exact and other.name_words < c.name_words):
+                return True
+        return False
+
+    winners = [c for c in candidates if not beaten(c)]
+    accounted = set().union(*(c.by_name | c.by_description for c in winners)) if winners else set()
+    if whole and len(accounted) * 2 <= len(words):
         return []
-    return [name for name, score in sorted(scores.items(), key=lambda item: -item[1]) if score >= best * 0.6]
+    chosen = {c.name for c in winners}
+    return [s.name for s in services if s.name in chosen]
+
+
+def asks_price(message: str) -> bool:
+    """Whether a message asks what something costs ("how much", "price", "bei", "gharama")."""
+    return bool(_PRICE_QUESTION.search(message or ""))
+
+
+def asks_duration(message: str) -> bool:
+    """Whether a message asks how long something takes ("how long", "muda gani")."""
+    return bool(_DURATION_QUESTION.search(message or ""))
 
 
 # ----------------------------------------------------------------------------- the selector
 
 # Questions about the whole menu or price list (not about one service), English and Swahili.
 _LISTING = re.compile(
-    r"\b(what|which)\s+(treatments|services|massages|facials|packages)\b|\b(price|prices|pricing)\s*(list)?\b"
-    r"|\bmenu\b|\bwhat do you (offer|do|have)\b|\bhow much (are|is) (your|the) (treatments|services|prices)\b"
+    r"\b(what|which)\s+(treatments|services|massages|facials|packages|products)\b|\b(price|prices|pricing)\s*(list)?\b"
+    r"|\bmenu\b|\bwhat do you (offer|do|have|sell)\b|\bhow much (are|is) (your|the) (treatments|services|prices)\b"
     r"|\bhuduma (gani|zenu|zote)\b|\borodha ya (huduma|bei)\b|\bbei zenu\b|\bmnatoa huduma\b", re.I)
+
+# Words an opening-hours question is made of; anything else ("public holidays", "queue") is a topic the
+# knowledge may answer better than the timetable.
+_HOURS_WORDS = frozenset("""
+open opening opens close closing closes closed shut hour time times timing working work operate operating now
+still late early until till tonight day days week daily usually normally schedule timetable wazi fungua kufungua
+mnafungua mnafunga funga kufunga mko uko mtakuwa mtafungua mtafunga siku saa gani ngapi asubuhi jioni usiku mchana
+shop store office clinic salon branch place premise duka ofisi
+""".split())
 
 
 def asks_for_listing(message: str) -> bool:
-    """Whether a message asks about the services in general (so the whole list is an answer)."""
-    return bool(_LISTING.search(message or ""))
+    """Whether a message asks about the services in general (so the whole list is an answer).
+
+    "What are your prices?" does; "what's the price of gel nails?" names something, so it does not.
+    """
+    if not _LISTING.search(message or ""):
+        return False
+    return not [w for w in _words(message, keep=frozenset())
+                if w not in _LISTING_WORDS and w not in _FACT_WORDS and len(w) > 1]
+
+
+def facts_intent_for(*, intent: str, message: str) -> str | None:
+    """Which facts a turn is answered from: `services`, `hours` or none.
+
+    A price or duration question that names a service or product is a services question whatever the
+    intent classifier said ("how much are box braids?" read as `other` must still get the price).
+    """
+    if intent in ("services", "hours"):
+        if intent == "hours" and (asks_price(message) or asks_duration(message)):
+            if named_services(message, services_list()):
+                return "services"
+        return intent
+    if intent == "other" and (asks_price(message) or asks_duration(message)):
+        if named_services(message, services_list()):
+            return "services"
+    return None
+
+
+def _hours_topic(message: str, asked: list[tuple[date, str]]) -> list[str]:
+    """The words of an hours question that are neither hours words nor the dates it names."""
+    labels = {w for _, label in asked for w in _words(label)}
+    return [w for w in question_words(message)
+            if w not in _HOURS_WORDS and w not in labels and not w.isdigit() and w not in _WEEKDAY_LOOKUP
+            and w not in _MONTH_LOOKUP and w not in _RELATIVE_WORDS and w not in _WEEKEND_WORDS]
 
 
 def facts_for(*, intent: str, message: str, now: datetime | None = None) -> Facts:
@@ -379,15 +618,32 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None) -> Fact
     facts = Facts(timezone=str(zone), today=today, currency=getattr(tenant, "currency", "KES") or "KES")
     if intent == "services":
         services = services_list()
-        facts.matched_services = match_services(message, services)
+        facts.matched_services = named_services(message, services)
+        listing = not facts.matched_services and asks_for_listing(message)
         # The list only answers a question about a named service or about the menu as a whole;
-        # "do you do home visits?" is not answered by a price list.
-        if facts.matched_services or asks_for_listing(message):
+        # "do you do home visits?" is not answered by a price list, nor "how much are gel nails?" when
+        # gel nails are not on it.
+        if facts.matched_services or listing:
             facts.services = services
+        # The rows are the whole answer to what a named service costs or how long it takes, and to a
+        # request for the menu; "do you sell power banks?" may be better answered by the knowledge.
+        facts.answers_alone = listing or bool(facts.matched_services) and (asks_price(message)
+                                                                           or asks_duration(message))
     if intent == "hours":
         schedule = weekly_hours()
-        asked = resolve_dates(message, today=today) or [(today, "today")]
+        named = resolve_dates(message, today=today)
+        asked = named or [(today, "today")]
         facts.days = [hours_on(day=day, label=label, weekly=schedule) for day, label in asked[:7]]
         facts.weekly = {WEEKDAYS_EN[day]: format_ranges(ranges) if ranges else "closed"
                         for day, ranges in schedule.items()}
+        facts.named_days = bool(named)
+        facts.answers_alone = bool(named) or not _hours_topic(message, asked)
+    return facts
+
+
+def facts_beside_knowledge(facts: Facts, *, knowledge: bool) -> Facts:
+    """Whether the facts are quoted: when they answer alone; a named service's row also when no knowledge
+    answers ("do you sell power banks?"). Today's timetable is no answer to "are you open on public
+    holidays?": with no knowledge either, the turn is refused (and the owner sees the gap)."""
+    facts.quoted = facts.answers_alone or (not knowledge and bool(facts.matched_services))
     return facts

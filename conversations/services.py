@@ -18,7 +18,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from conversations import costs, handoffs, i18n, intents
-from conversations.facts import Facts, facts_for
+from conversations.facts import Facts, facts_beside_knowledge, facts_for, facts_intent_for
 from conversations.models import HandoffRequest, Session, Turn
 from conversations.shaping import AnswerDelta, ShapedAnswer
 from knowledge.audit import audit_record
@@ -316,15 +316,18 @@ def plan_turn(inp: TurnInput) -> _Plan:
             plan.fixed_answer = ""  # the next-step text alone
         return plan
 
-    if intent.intent in ("services", "hours"):
-        plan.facts = facts_for(intent=intent.intent, message=inp.message)
-        plan.retrieval = _fetch(intent.intent, message=inp.message, channel=channel, session=session,
+    # A price or duration question naming a service is answered from the facts whatever the intent.
+    facts_intent = facts_intent_for(intent=intent.intent, message=inp.message)
+    if facts_intent:
+        plan.facts = facts_for(intent=facts_intent, message=inp.message)
+        plan.retrieval = _fetch(facts_intent, message=inp.message, channel=channel, session=session,
                                 filters=inp.filters)
         if not _relevant(plan.retrieval):
             # The intent narrows the categories searched; a miss there may still be covered elsewhere.
             wider = _fetch("other", message=inp.message, channel=channel, session=session, filters=inp.filters)
             if _relevant(wider):
                 plan.retrieval = wider
+        facts_beside_knowledge(plan.facts, knowledge=_relevant(plan.retrieval))
         if plan.facts.is_empty and not _relevant(plan.retrieval):
             _refuse(plan, plan.retrieval.refusal_reason if plan.retrieval else "no_relevant_context")
         return plan
@@ -363,6 +366,8 @@ def _over_hard_ceiling(session: Session) -> bool:
 
 def _shaping_kwargs(plan: _Plan) -> dict:
     snippets: list[RetrievedSnippet] = list(plan.retrieval.snippets) if _relevant(plan.retrieval) else []
+    if plan.facts is not None and plan.facts.answers_alone:
+        snippets = []  # the matching rows are the whole answer: nothing unrelated beside them
     return {"question": plan.message, "language": plan.language, "channel": plan.channel,
             "intent": plan.intent.intent, "snippets": snippets, "facts": plan.facts,
             "force_extractive": plan.fallback_reason == "cost_ceiling", "force_reason": "cost_ceiling"}

@@ -47,10 +47,20 @@ _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied", "e
 _ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|etc|mr|mrs|ms|dr|no|st|approx|vs)\.$", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 
+# Authoring metadata (the SOP's discoverability header, "Keywords: tray size, 500g, ..."): a line that feeds
+# retrieval and is never quoted to a customer.
+_METADATA_LINE = re.compile(r"^\s*(?:[-*]\s*)?(?:keywords?|key\s+words|search\s+terms|synonyms|tags|maneno\s+muhimu)"
+                            r"\s*:", re.I)
+
+# Where a message asks a second question: "?", or "and"/"na" starting a new clause ("..., and can I ...").
+_PART_BREAK = re.compile(
+    r"\?+\s*|[.;]\s+|,\s*(?:and|also|plus|but|na|pia|halafu)\s+"
+    r"|\s+(?:and|also)\s+(?=(?:do|does|did|can|could|is|are|was|will|would|should|how|what|when|where|which|who|"
+    r"why|if|i|you|your|there)\b)", re.I)
+
 MAX_SENTENCES = 3
 MAX_FACT_LINES = 8
 CLOSE_TO_BEST = 0.6
-MIN_EXTRA_GAIN = 0.34  # share of the (answerable) question a sentence from another source must add
 
 
 @dataclass(frozen=True)
@@ -85,10 +95,15 @@ class ExtractiveAnswer:
 # ----------------------------------------------------------------------------- text helpers
 
 
+def strip_metadata(text: str) -> str:
+    """The body without its authoring metadata lines (`Keywords: ...`)."""
+    return "\n".join(line for line in (text or "").splitlines() if not _METADATA_LINE.match(line))
+
+
 def split_sentences(text: str) -> list[str]:
-    """Sentences of a snippet body: line breaks and list items split, then sentence ends."""
+    """Sentences of a snippet body: line breaks and list items split, then sentence ends; metadata dropped."""
     sentences: list[str] = []
-    for line in (text or "").splitlines():
+    for line in strip_metadata(text).splitlines():
         line = re.sub(r"^\s*(?:[-*\u2022]|\d+[.)])\s+", "", line).strip()
         if not line:
             continue
@@ -128,6 +143,12 @@ def terms_match(question_term: str, term: str) -> bool:
 def matched_terms(question: set[str], terms: set[str]) -> frozenset[str]:
     """The question's terms that some term of a sentence matches."""
     return frozenset(q for q in question if q in terms or any(terms_match(q, t) for t in terms))
+
+
+def question_parts(question: str) -> list[set[str]]:
+    """The content terms of each question a message asks ("Where are you, and are you open on Sunday?")."""
+    parts = [content_terms(piece) for piece in _PART_BREAK.split(question or "")]
+    return [part for part in parts if part]
 
 
 def _normalized_words(text: str) -> list[str]:
@@ -248,22 +269,43 @@ class ExtractiveProvider(Provider):
             else:
                 # No word in common (often a Swahili question over English text): quote the opening.
                 picked = sorted(primary, key=lambda s: s.candidate.position)[:min(2, room)]
-            covered = set().union(*(s.matched for s in picked))
-            others = sorted((s for s in knowledge if s.candidate.source.ref != top_ref),
-                            key=lambda s: (-s.score, s.candidate.source.ref, s.candidate.position))
-            used_sources = {top_ref}
-            for extra in others:
-                if len(picked) >= room:
-                    break
-                if extra.candidate.source.ref in used_sources:
-                    continue
-                gain = sum(weights.get(term, 0.0) for term in extra.matched - covered)
-                if gain >= MIN_EXTRA_GAIN:
-                    picked.append(extra)
-                    covered |= extra.matched
-                    used_sources.add(extra.candidate.source.ref)
+            picked += self._other_parts(prompt, knowledge, picked, weights, room=room - len(picked),
+                                        top_ref=top_ref)
             chosen += picked
         return [s.candidate for s in sorted(chosen, key=_reading_order)]
+
+    @staticmethod
+    def _other_parts(prompt: AssembledPrompt, knowledge: list[Scored], picked: list[Scored],
+                     weights: dict[str, float], *, room: int, top_ref: int) -> list[Scored]:
+        """For a message that asks several things, the best sentence of another source for each part the
+        lead source left unanswered; a single question gets nothing more (a second source there was most
+        often a sentence that does not answer it)."""
+        parts = question_parts(prompt.question)
+        if len(parts) < 2 or room <= 0:
+            return []
+        covered = set().union(*(s.matched for s in picked)) if picked else set()
+        used = {top_ref}
+        extra: list[Scored] = []
+        for part in parts:
+            # The part's own terms as matched against the whole question ("cancel" ~ "cancellation").
+            terms = {q for q in weights if any(terms_match(q, t) or q == t for t in part)}
+            if not terms or len(extra) >= room:
+                continue
+            part_weight = sum(weights[t] for t in terms)
+            if sum(weights[t] for t in terms & covered) >= part_weight / 2:
+                continue  # the lead source already speaks to this part
+            best = None
+            for item in knowledge:
+                if item.candidate.source.ref in used:
+                    continue
+                gain = sum(weights[t] for t in (item.matched & terms) - covered)
+                if gain >= part_weight / 2 and (best is None or gain > best[0]):
+                    best = (gain, item)
+            if best is not None:
+                extra.append(best[1])
+                covered |= best[1].matched
+                used.add(best[1].candidate.source.ref)
+        return extra
 
     def compose(self, prompt: AssembledPrompt) -> ExtractiveAnswer:
         """Build the answer text; citation numbers are renumbered 1..n in order of appearance."""
