@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("telemetry.api")),
     path("", include("conversations.urls")),
     path("", include("conversations.urls_prompts")),
+    path("", include("channels.urls_api")),
 ]

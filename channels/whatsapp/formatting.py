@@ -3,25 +3,13 @@ from __future__ import annotations
 
 import re
 
+from channels.plaintext import plain_text
 from channels.whatsapp.graph import MAX_BODY_CHARS
-
-_CITATION = re.compile(r"\s?\[\d{1,3}(?:\s*,\s*\d{1,3})*\]")
-_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
-_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1|(?<![\w*])\*(?!\s)([^*\n]+?)(?<!\s)\*(?![\w*])|`([^`\n]+)`")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+", re.M)
-_BULLET = re.compile(r"^\s*[-*•]\s+", re.M)
-_BLANKS = re.compile(r"\n{3,}")
 
 
 def whatsapp_text(answer: str) -> str:
     """An answer as WhatsApp shows it: Markdown and [n] markers removed, bullets as •, within Meta's length."""
-    text = _CITATION.sub("", answer or "")
-    text = _LINK.sub(r"\1 (\2)", text)
-    text = _EMPHASIS.sub(lambda m: m.group(2) or m.group(3) or m.group(4) or "", text)
-    text = _HEADING.sub("", text)
-    text = _BULLET.sub("• ", text)
-    text = "\n".join(line.rstrip() for line in text.splitlines())
-    text = _BLANKS.sub("\n\n", text).strip()
+    text = plain_text(answer)
     if len(text) > MAX_BODY_CHARS:
         text = text[: MAX_BODY_CHARS - 1].rsplit(" ", 1)[0] + "…"
     return text
