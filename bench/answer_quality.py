@@ -16,7 +16,8 @@ anything; the default), `choose` (folds 0-2) or `all`.
   services (`Name: KES ...` lines) or, for an hours question, from the opening hours and no service row;
 - answers quoting metadata: answers (to any question) containing a `Keywords:` authoring line;
 - Swahili in Swahili: Swahili questions one of whose relevant snippets has an owner-approved Swahili
-  version, answered with text that reads as Swahili (the framing phrase and markers left out).
+  version, answered with text that reads as Swahili (the framing phrase and markers left out); and the
+  same share among Swahili answers that cite a snippet with a Swahili version (what retrieval found).
 
 With `--baseline FILE` (this script's JSON from another checkout) each figure is shown beside it.
 """
@@ -55,6 +56,7 @@ class Asked:
     relevant: list[str]
     facts: dict
     has_sw_version: bool  # one of the relevant snippets has an owner-approved Swahili version
+    cites_sw_version: bool = False  # the answer cites a snippet that has one
     intent: str = ""
     refused: bool = False
     cited: list[str] = field(default_factory=list)
@@ -110,7 +112,8 @@ def ask_business(seed_path: Path, fold: int, *, reseed: bool) -> tuple[list[Aske
                 language=item.get("language", "en"), text=item["text"], relevant=relevant,
                 facts=item.get("facts") or {}, has_sw_version=bool(set(relevant) & swahili),
                 intent=result.intent, refused=result.refusal_reason is not None,
-                cited=[c["key"] for c in result.citations], answer=result.answer))
+                cited=[c["key"] for c in result.citations], answer=result.answer,
+                cites_sw_version=any(c["key"] in swahili for c in result.citations)))
     finally:
         connection.set_schema_to_public()
     return asked, names
@@ -165,6 +168,8 @@ def score(asked: list[Asked], names: dict[str, list[str]]) -> dict:
     swahili = [a for a in answerable if a.language == "sw" and a.has_sw_version]
     in_swahili = [a for a in swahili if not a.refused and i18n.detect_language(answer_body(a.answer)) == "sw"]
     quoting = [a for a in asked if not a.refused and _METADATA.search(a.answer)]
+    citing = [a for a in asked if a.language == "sw" and not a.refused and a.cites_sw_version]
+    citing_in_swahili = [a for a in citing if i18n.detect_language(answer_body(a.answer)) == "sw"]
     multi_cited = sum(1 for a in answered if len(a.cited) > 1)
     return {
         "n_answerable": len(answerable),
@@ -179,6 +184,8 @@ def score(asked: list[Asked], names: dict[str, list[str]]) -> dict:
         "answers_quoting_metadata": len(quoting),
         "n_swahili_with_version": len(swahili),
         "swahili_answered_in_swahili": len(in_swahili) / len(swahili) if swahili else None,
+        "n_swahili_citing_version": len(citing),
+        "swahili_citing_version_in_swahili": len(citing_in_swahili) / len(citing) if citing else None,
     }
 
 
@@ -208,6 +215,8 @@ ROWS = [
     ("answers quoting metadata (count)", "answers_quoting_metadata"),
     ("Swahili questions with a Swahili version (n)", "n_swahili_with_version"),
     ("... answered in Swahili", "swahili_answered_in_swahili"),
+    ("Swahili answers citing a snippet with a Swahili version (n)", "n_swahili_citing_version"),
+    ("... in Swahili", "swahili_citing_version_in_swahili"),
 ]
 
 

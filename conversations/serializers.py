@@ -37,6 +37,8 @@ class CitationOutput(serializers.Serializer):
     ref = serializers.IntegerField(help_text="The [n] marker in the answer.")
     last_reviewed_at = serializers.CharField(allow_null=True)
     source = serializers.CharField(help_text="snippet | chunk | facts")
+    language = serializers.CharField(required=False, help_text='"" for the text as written; "sw" when the answer '
+                                     "quoted the owner-approved Swahili version.")
 
 
 class TurnMetaOutput(serializers.Serializer):

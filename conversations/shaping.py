@@ -38,8 +38,9 @@ from conversations.grounding import LeakDetector, check_grounding, cited_refs
 from conversations.prompting import AssembledPrompt, CoreSection, Source, assemble_prompt, core_sections_for_channel
 from conversations.providers import (ExtractiveProvider, Provider, ProviderError, ProviderNotConfigured,
                                      ProviderResult, TextDelta, get_provider, has_api_key)
-from conversations.providers.extractive import ExtractiveAnswer, chunk_text
+from conversations.providers.extractive import ExtractiveAnswer, chunk_text, strip_metadata
 from conversations.providers.pricing import cost_usd
+from conversations.translations import LANGUAGE_FIELD, in_customer_language
 from knowledge.retrieval.types import RetrievedSnippet
 from knowledge.tokens import token_estimate
 from telemetry.services import event_record
@@ -68,6 +69,8 @@ class Citation:
     last_reviewed_at: str | None = None
     source: str = "snippet"  # "snippet" | "chunk" | "facts"
     location: dict = field(default_factory=dict)  # document title / heading / page for chunks
+    # "" for the text as written; "sw" when the answer quoted the owner-approved Swahili version.
+    language: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -141,13 +144,16 @@ def prepare_prompt(*, question: str, language: str, channel: str, intent: str = 
 
 
 def _citation(source: Source, *, ref: int, excerpt: str | None = None) -> Citation:
-    text = excerpt if excerpt is not None else source.body
+    # Authoring metadata (a Keywords line) is never shown to a customer, in an excerpt either.
+    text = strip_metadata(excerpt if excerpt is not None else source.body)
     text = re.sub(r"\s+", " ", text).strip()
     if len(text) > EXCERPT_CHARS:
         text = text[: EXCERPT_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    location = dict(source.citation)
+    language = str(location.pop(LANGUAGE_FIELD, "") or "")
     return Citation(ref=ref, key=source.key, version=source.version, title=source.title,
                     score=round(float(source.score), 4), excerpt=text, last_reviewed_at=source.last_reviewed_at,
-                    source=source.kind, location=dict(source.citation))
+                    source=source.kind, location=location, language=language)
 
 
 def citations_for_extractive(answer: ExtractiveAnswer) -> list[Citation]:
@@ -198,7 +204,8 @@ def _cached_provider(name: str) -> Provider:
 
 def _extractive_answer(prompt: AssembledPrompt, *, requested: str, started: float, **extra) -> ShapedAnswer:
     provider = ExtractiveProvider()
-    composed = provider.compose(prompt)
+    # It cannot translate: a Swahili customer gets the owner's Swahili version where there is one.
+    composed = provider.compose(in_customer_language(prompt))
     return ShapedAnswer(text=composed.text, citations=citations_for_extractive(composed), provider=provider.name,
                         model=provider.model, requested_provider=requested, prompt_version=prompt.template_version,
                         prompt_tokens=prompt.token_estimate, latency_ms=_elapsed_ms(started), **extra)
