@@ -3,6 +3,12 @@
 Loading MiniLM takes seconds and a snippet's words are embedded the first time the refusal decision reads
 them (~0.3 s for a few hundred words): both would otherwise land on the first customers after a start.
 A daemon thread does it right after start-up, so start-up itself is not slower.
+
+Celery workers answer customers too (WhatsApp messages are answered in a task), so they warm as well, but
+only where no fork can follow: in each prefork child after it was forked (`worker_process_init`), and in a
+solo or threads worker once it is ready. Never in the prefork parent: a child forked while the parent's
+warm-up thread holds the model's load lock would wait on that lock for ever (tests/faults/test_worker_kill.py
+caught it).
 """
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ import os
 import sys
 import threading
 
+from celery.signals import worker_process_init, worker_ready
 from django.conf import settings
 
 logger = logging.getLogger(__name__)
@@ -75,9 +82,30 @@ def _warm_in_thread() -> None:
 
 def warm_in_background() -> bool:
     """Start the warm-up thread once per process when this process serves traffic."""
+    if not is_serving():
+        return False
+    return _warm_once()
+
+
+def _warm_once() -> bool:
     global _started
-    if _started or not settings.WARM_AT_START or not is_serving():
+    if _started or not settings.WARM_AT_START:
         return False
     _started = True
     threading.Thread(target=_warm_in_thread, name="ratiba-warm-up", daemon=True).start()
     return True
+
+
+@worker_process_init.connect
+def warm_worker_child(**_kwargs) -> bool:
+    """A prefork child, just forked: warm in the background (the signal must return within seconds)."""
+    return _warm_once()
+
+
+@worker_ready.connect
+def warm_unforked_worker(sender=None, **_kwargs) -> bool:
+    """A solo or threads worker, once ready (it forks nothing); a prefork parent is left cold (see above)."""
+    pool = type(getattr(sender, "pool", None)).__module__
+    if pool not in ("celery.concurrency.solo", "celery.concurrency.thread"):
+        return False
+    return _warm_once()
