@@ -151,15 +151,16 @@ _ANSWER_EXAMPLE = {
                    "last_reviewed_at": "2026-05-01", "source": "snippet", "location": {}}],
     "refusal_reason": None,
     "meta": {"mode": "inline", "provider": "extractive", "model": "extractive-1", "latency_ms": 38,
-             "retrieved_count": 4, "prompt_tokens": 912, "cost_usd": 0.0, "language": "en", "trivial": False},
+             "retrieved_count": 4, "prompt_tokens": 912, "cost_usd": 0.0, "language": "en", "trivial": False,
+             "prompt_version": "1.1.0"},
 }
 _REFUSAL_EXAMPLE = {
     "session_id": "s_3kQ9x1vXbZ0aPq7LmN2rT4uW", "turn_id": "t_p0Lk2s8Wq1Za", "intent": "other",
-    "answer": "I'm sorry, I don't have an answer to that yet. I've passed your question to the team, and you can "
-              "also call or message reception and they will help you.",
+    "answer": "I'm sorry, I don't have an answer to that yet. Please call or message reception and they will "
+              "help you.",
     "citations": [], "refusal_reason": "no_relevant_context",
     "meta": {"mode": "hybrid", "provider": "none", "model": "", "latency_ms": 41, "retrieved_count": 0,
-             "prompt_tokens": 0, "cost_usd": 0.0, "language": "en", "trivial": False},
+             "prompt_tokens": 0, "cost_usd": 0.0, "language": "en", "trivial": False, "prompt_version": "1.1.0"},
 }
 SSE_EVENT_SCHEMA = {
     "type": "object",

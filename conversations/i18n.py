@@ -21,7 +21,7 @@ _PHRASES: dict[str, dict[str, str]] = {
         "hours_intro": "Our opening hours:",
         "source_language_note": "",
         "next_step": "Would you like me to check availability for you?",
-        "nothing_found": "I don't have that information yet. I'll check with the team and get back to you.",
+        "nothing_found": "I don't have that information yet. Please call or message reception and they will help you.",
     },
     "sw": {
         "found": "Hiki ndicho nilichopata:",
@@ -31,34 +31,29 @@ _PHRASES: dict[str, dict[str, str]] = {
         # Snippets are quoted as written; tell a Swahili reader why a line may be in English.
         "source_language_note": "(Maelezo yamenukuliwa kama yalivyoandikwa.)",
         "next_step": "Ungependa nikuangalie nafasi iliyo wazi?",
-        "nothing_found": "Sina taarifa hiyo kwa sasa. Nitawauliza wenzangu na nitakujibu.",
+        "nothing_found": ("Sina taarifa hiyo kwa sasa. Tafadhali piga simu au tuma ujumbe kwa mapokezi na "
+                          "watakusaidia."),
     },
 }
 
-# One deflection per refusal reason, each offering a concrete next step (the refusal contract).
+# One deflection per refusal reason the product emits (docs/adr/0013), each offering a concrete next step
+# and promising nothing that does not happen: a refusal hands nothing to anyone (a booking hand-off does).
+REFUSAL_REASONS = ("no_relevant_context", "empty_message", "cost_ceiling")
 _DEFLECTIONS: dict[str, dict[str, str]] = {
     "en": {
-        "no_relevant_context": ("I'm sorry, I don't have an answer to that yet. I've passed your question to the "
-                                "team, and you can also call or message reception and they will help you."),
-        "off_topic": ("I can only help with questions about our services, prices, opening hours and bookings. "
-                      "Is there anything about your visit I can help with?"),
+        "no_relevant_context": ("I'm sorry, I don't have an answer to that yet. Please call or message reception "
+                                "and they will help you."),
         "cost_ceiling": ("I've reached the limit of what I can answer in this conversation. Please message or "
-                         "call reception and the team will help you right away."),
-        "unsafe_request": ("I can't help with that request. I'm happy to answer questions about our services, "
-                           "prices, opening hours or bookings."),
+                         "call reception and the team will help you."),
         "empty_message": "Could you tell me a little more about what you'd like to know?",
         "default": ("I'm sorry, I can't answer that right now. Please message or call reception and the team "
                     "will help you."),
     },
     "sw": {
-        "no_relevant_context": ("Samahani, sina jibu la swali hilo kwa sasa. Nimewapa wenzangu swali lako, na "
-                                "unaweza pia kupiga simu au kutuma ujumbe kwa mapokezi watakusaidia."),
-        "off_topic": ("Ninaweza kusaidia tu kuhusu huduma zetu, bei, saa za kufungua na kuweka miadi. "
-                      "Kuna jambo lolote kuhusu ziara yako ninaloweza kukusaidia?"),
+        "no_relevant_context": ("Samahani, sina jibu la swali hilo kwa sasa. Tafadhali piga simu au tuma ujumbe "
+                                "kwa mapokezi na watakusaidia."),
         "cost_ceiling": ("Nimefika kikomo cha majibu ninayoweza kutoa katika mazungumzo haya. Tafadhali tuma "
-                         "ujumbe au piga simu kwa mapokezi na timu itakusaidia mara moja."),
-        "unsafe_request": ("Siwezi kusaidia na ombi hilo. Niko tayari kujibu maswali kuhusu huduma zetu, bei, "
-                           "saa za kufungua au kuweka miadi."),
+                         "ujumbe au piga simu kwa mapokezi na timu itakusaidia."),
         "empty_message": "Tafadhali niambie zaidi kuhusu unachotaka kujua.",
         "default": ("Samahani, siwezi kujibu hilo kwa sasa. Tafadhali tuma ujumbe au piga simu kwa mapokezi na "
                     "timu itakusaidia."),

@@ -51,6 +51,8 @@ class TurnMetaOutput(serializers.Serializer):
     cost_usd = serializers.FloatField()
     language = serializers.CharField(help_text="The language the answer is in (en | sw).")
     trivial = serializers.BooleanField(help_text="A trivial turn reused the last retrieval.")
+    prompt_version = serializers.CharField(help_text="The answer shaper's prompt version in force for this turn "
+                                                     "(conversations/prompts/answer_shaper.yaml).")
     fallback_reason = serializers.CharField(
         required=False, help_text="Why the extractive provider answered: cost_ceiling | provider_error | grounding | "
                                   "output_filter | no_api_key | not_configured.")
@@ -63,8 +65,11 @@ class TurnOutput(serializers.Serializer):
                                               "greeting", "thanks"])
     answer = serializers.CharField()
     citations = CitationOutput(many=True)
-    refusal_reason = serializers.CharField(allow_null=True, help_text="Set when the bot declined to answer: "
-                                           "no_relevant_context | off_topic | cost_ceiling | ... (never localized).")
+    refusal_reason = serializers.CharField(allow_null=True, help_text=(
+        "Set when the bot declined to answer (never localized): no_relevant_context (nothing relevant in the "
+        "knowledge, or the LLM found no grounded answer), empty_message (no words to answer: only punctuation, "
+        "symbols or emoji), cost_ceiling (the session is past its cost ceiling and the free extractive answer "
+        "had nothing to quote)."))
     meta = TurnMetaOutput()
 
 

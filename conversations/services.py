@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from django.conf import settings
@@ -20,6 +20,7 @@ from django.utils import timezone
 from conversations import costs, handoffs, i18n, intents
 from conversations.facts import Facts, facts_beside_knowledge, facts_for, facts_intent_for
 from conversations.models import HandoffRequest, Session, Turn
+from conversations.prompting import load_prompt_template
 from conversations.shaping import AnswerDelta, ShapedAnswer
 from knowledge.audit import audit_record
 from knowledge.models import AuditAction, AuditSubject
@@ -32,6 +33,8 @@ MAX_MESSAGE_CHARS = getattr(settings, "CHAT_MAX_MESSAGE_CHARS", 2000)
 CHANNELS = ("chat", "whatsapp", "email")
 LANGUAGES = ("auto", "en", "sw")
 NO_PROVIDER = "none"  # small talk, refusals and bare hand-offs are answered without a provider
+# Refusals that say nothing about what the knowledge lacks: kept out of the gap digest.
+NOT_KNOWLEDGE_GAPS = frozenset({"empty_message", "cost_ceiling"})
 
 
 class TurnError(Exception):
@@ -277,6 +280,12 @@ def plan_turn(inp: TurnInput) -> _Plan:
     channel = session.channel
     trivial = _is_trivial(inp.message)
     language = _language_for(inp, session, trivial=trivial)
+    if not trivial and not any(ch.isalnum() for ch in inp.message):
+        # Only punctuation, symbols or emoji ("???", "🙏"): nothing to look up, so no search and no LLM call.
+        return _Plan(started=started, session=session, message=inp.message, channel=session.channel,
+                     language=language, trivial=False, refusal_reason="empty_message",
+                     fixed_answer=i18n.deflection("empty_message", language=language),
+                     intent=intents.IntentResult(intent="other", confidence=1.0, source="rules"))
     over_ceiling = _over_hard_ceiling(session)
     # "ok" / "asante" need no model (the rules know them), and past the cost ceiling no LLM is called.
     # The prototypes are English sentences: on a Swahili message they only add an embedding, so the
@@ -448,9 +457,10 @@ def finish_turn(plan: _Plan, *, answer: str, shaped=None, aborted: bool = False)
         "cost_usd": float(cost),
         "language": plan.language,
         "trivial": plan.trivial,
+        "prompt_version": load_prompt_template().version,
     }
     if shaped is not None and shaped.refusal_reason:
-        meta["refused_by"] = "llm"
+        meta["refused_by"] = "cost_ceiling" if shaped.refusal_reason == "cost_ceiling" else "llm"
     reason = (plan.fallback_reason or shaped.fallback_reason or "") if shaped is not None else ""
     if reason:
         # Why the extractive provider answered instead of the configured LLM.
@@ -513,13 +523,14 @@ def _telemetry(plan: _Plan, *, turn: Turn, meta: dict, citations: list[dict], sh
                               max(plan.embedding_ms, retrieval.embedding_ms if retrieval is not None else 0.0)),
         retrieval_latency_ms=0.0 if plan.retrieval_reused or retrieval is None else retrieval.retrieval_ms,
         mode=meta["mode"], intent=plan.intent.intent, provider=meta["provider"], model=meta["model"],
-        cost_usd=meta["cost_usd"], refusal_reason=plan.refusal_reason or "", language=plan.language)
+        cost_usd=meta["cost_usd"], refusal_reason=plan.refusal_reason or "", language=plan.language,
+        prompt_version=meta["prompt_version"])
     if plan.refusal_reason:
         _event("refusal", {"reason": plan.refusal_reason, "intent": plan.intent.intent,
                            "question": plan.message[:500], "language": plan.language,
                            "session_id": plan.session.public_id, "turn_id": turn.public_id,
                            "channel": plan.channel})
-    if plan.intent.intent == "other":
+    if plan.intent.intent == "other" and plan.refusal_reason not in NOT_KNOWLEDGE_GAPS:
         _event("knowledge_gap_candidate", {
             "question": plan.message[:500], "snippets_available": len(retrieval.snippets) if retrieval else 0,
             "refused": bool(plan.refusal_reason), "refusal_reason": plan.refusal_reason or "",
@@ -554,9 +565,18 @@ def turn_run(inp: TurnInput) -> TurnResult:
     plan = plan_turn(inp)
     if plan.fixed_answer is not None:
         return finish_turn(plan, answer=_compose_fixed(plan))
-    shaped = _shape(plan)
+    shaped = _ceiling_refusal(plan, _shape(plan), streamed=False)
     _take_llm_refusal(plan, shaped)
     return finish_turn(plan, answer=_with_next_step(plan, shaped.text), shaped=shaped)
+
+
+def _ceiling_refusal(plan: _Plan, shaped: ShapedAnswer, *, streamed: bool) -> ShapedAnswer:
+    """Past the hard ceiling the free extractive provider answers; when it has nothing to quote, the turn is a
+    `cost_ceiling` refusal that says so, instead of an answer claiming the knowledge is missing."""
+    if plan.fallback_reason != "cost_ceiling" or shaped.citations or shaped.refusal_reason:
+        return shaped
+    return replace(shaped, text=i18n.deflection("cost_ceiling", language=plan.language),
+                   refusal_reason="cost_ceiling", replaces_streamed_text=streamed)
 
 
 def _take_llm_refusal(plan: _Plan, shaped: ShapedAnswer | None) -> None:
@@ -597,7 +617,7 @@ def turn_stream(inp: TurnInput) -> Iterator[Delta | TurnResult]:
                     parts.append(item.text)
                     yield Delta(text=item.text)
                 else:
-                    shaped = item
+                    shaped = _ceiling_refusal(plan, item, streamed=True)
             answer = shaped.text if shaped is not None else "".join(parts)
             _take_llm_refusal(plan, shaped)
             full = _with_next_step(plan, answer)

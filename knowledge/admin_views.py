@@ -348,7 +348,11 @@ def snippet_release_view(request: HttpRequest, object_id: int, number: int, *,
     if not can_change:
         allowed, reason = False, "You can view snippets but not change them."
     gated = version.role in services.GATED_ROLES or (live is not None and live.role in services.GATED_ROLES)
+    # A guardrail or behaviour change reaches every answer: the reviewer sees the release check's results first.
+    smoke = selectors.smoke_tests_run() if gated and not version.is_active else None
     context = _context(request, model_admin, title=f"Release v{version.version} of “{snippet.key}”",
+                       smoke=smoke, smoke_failed=[r for r in smoke if not r.passed] if smoke else [],
+                       smoke_url=reverse("admin:knowledge_smoketest_run"),
                        snippet=snippet, version=version, live=live, allowed=allowed, reason=reason,
                        gated=gated, already_live=version.is_active,
                        rows=side_by_side_diff(live.body if live else "", version.body),

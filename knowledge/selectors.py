@@ -104,7 +104,8 @@ def special_day_list(*, since: dt.date | None = None) -> QuerySet[SpecialDay]:
 
 @dataclass(frozen=True)
 class SmokeTestResult:
-    """One stored smoke test run through retrieval: passed when an expected key is in the top `k`."""
+    """One stored smoke test run through retrieval: passed when an expected key is in the top `k` and the bot
+    would answer (a refusal fails the test even when the expected key was found)."""
 
     query: str
     expected_keys: tuple[str, ...]
@@ -114,23 +115,30 @@ class SmokeTestResult:
     mode: str
     refusal_reason: str | None
 
+    @property
+    def refused(self) -> bool:
+        return bool(self.refusal_reason)
+
 
 SMOKE_TEST_TOP_K = 5
 
 
 def smoke_tests_run(*, channel: str = "chat", k: int = SMOKE_TEST_TOP_K) -> list[SmokeTestResult]:
-    """Run every stored smoke test through `fetch_snippets("other", ...)` in the current schema."""
+    """Run every stored smoke test through retrieval ("other" intent) in the current schema.
+
+    A background run: it records no overflow event and never changes the tenant's retrieval mode.
+    """
     from knowledge.models import SmokeTest
-    from knowledge.retrieval import fetch_snippets
+    from knowledge.retrieval import retrieve
 
     results = []
     for test in SmokeTest.objects.order_by("id"):
-        retrieval = fetch_snippets("other", query=test.query, channel=channel)
+        retrieval = retrieve(intent="other", query=test.query, channel=channel, record=False)
         top = tuple(snippet.key for snippet in retrieval.snippets[:k])
         rank = next((index for index, key in enumerate(top, start=1) if key in test.expected_keys), None)
         results.append(SmokeTestResult(query=test.query, expected_keys=tuple(test.expected_keys), top_keys=top,
-                                       passed=rank is not None, rank=rank, mode=retrieval.mode,
-                                       refusal_reason=retrieval.refusal_reason))
+                                       passed=rank is not None and not retrieval.refusal_reason, rank=rank,
+                                       mode=retrieval.mode, refusal_reason=retrieval.refusal_reason))
     return results
 
 

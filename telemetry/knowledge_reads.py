@@ -112,13 +112,16 @@ class Reanswer:
 
 
 def reanswer(*, question: str) -> Reanswer | None:
-    """Re-run retrieval for an old question; None when retrieval is unavailable (never raises)."""
+    """Re-run retrieval for an old question; None when retrieval is unavailable (never raises).
+
+    A background run: no overflow event, no change of the tenant's retrieval mode (no customer asked).
+    """
     try:
-        from knowledge.retrieval import fetch_snippets
+        from knowledge.retrieval import retrieve
     except ImportError:
         return None
     try:
-        result = fetch_snippets("other", query=question, channel="chat")
+        result = retrieve(intent="other", query=question, channel="chat", record=False)
     except Exception:  # noqa: BLE001 - a digest must still be built when retrieval fails
         logger.exception("re-running retrieval for a gap question failed")
         return None
@@ -142,3 +145,20 @@ def embed(texts: list[str]) -> list[list[float]]:
     from knowledge.embeddings import embed_texts
 
     return embed_texts(texts)
+
+
+@dataclass(frozen=True)
+class UntranslatedSection:
+    key: str
+    version: int
+    title: str
+
+
+def without_language_version(*, keys: list[str], language: str) -> list[UntranslatedSection]:
+    """Active retrieved snippets among `keys` that have no owner-approved version in `language`."""
+    from knowledge.models import Role, SnippetVersion
+
+    rows = (SnippetVersion.objects.filter(is_active=True, role=Role.RETRIEVED, key__in=keys)
+            .values_list("key", "version", "title", "translations"))
+    return [UntranslatedSection(key=key, version=version, title=title) for key, version, title, translations in rows
+            if not str(((translations or {}).get(language) or {}).get("body") or "").strip()]

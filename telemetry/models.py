@@ -61,6 +61,8 @@ class RetrievalLog(models.Model):
     refused = models.BooleanField(default=False)
     refusal_reason = models.CharField(max_length=50, blank=True)
     language = models.CharField(max_length=8, blank=True)
+    # The answer shaper's prompt version in force for the turn (conversations/prompts/answer_shaper.yaml).
+    prompt_version = models.CharField(max_length=20, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -94,6 +94,7 @@ def retrieval_log_record(
     refusal_reason: str | None = "",
     language: str = "",
     turn_id: str = "",
+    prompt_version: str = "",
     created_at: datetime | None = None,
 ) -> RetrievalLog | None:
     """Write one turn's retrieval log row (and its section rows); never raises, None if it failed.
@@ -138,6 +139,7 @@ def retrieval_log_record(
             cost_usd=Decimal(str(cost_usd or 0)).quantize(Decimal("0.000001")),
             refused=bool(refused or refusal_reason),
             refusal_reason=(refusal_reason or "")[:50],
+            prompt_version=(prompt_version or "")[:20],
             language=(language or "")[:8],
         )
         # A savepoint, so a failed insert cannot poison the caller's transaction.

@@ -16,7 +16,8 @@ INTENTS = [("other", 52), ("hours", 14), ("services", 14), ("thanks", 9), ("gree
            ("reschedule", 1), ("cancel", 1)]
 CHANNELS = [("chat", 60), ("whatsapp", 32), ("email", 8)]
 LANGUAGES = [("en", 68), ("sw", 32)]
-REFUSALS = [("no_relevant_context", 80), ("off_topic", 15), ("cost_ceiling", 5)]
+# Only the refusal reasons a turn can carry (conversations.i18n.REFUSAL_REASONS; docs/adr/0013).
+REFUSALS = [("no_relevant_context", 90), ("empty_message", 6), ("cost_ceiling", 4)]
 DEFAULT_KEYS = ["parking", "directions", "arrive-early", "cancellation-policy", "deposit", "payment-methods",
                 "gift-vouchers", "couples-massage", "pregnancy-massage", "facial-prep", "what-to-wear",
                 "showers-lockers", "children", "accessibility", "late-arrival", "holiday-hours", "wifi",

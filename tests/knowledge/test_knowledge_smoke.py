@@ -46,3 +46,53 @@ def test_a_failing_smoke_test_exits_non_zero(kb):
 def test_an_unknown_tenant_is_an_error(tenant):
     with pytest.raises(CommandError, match="No tenant"):
         call_command("knowledge_smoke_tests", "--tenant", "nope")
+
+
+def test_a_smoke_test_the_bot_would_refuse_fails_even_with_its_key_in_the_top_results(kb):
+    from knowledge.selectors import smoke_tests_run
+
+    # Inline mode puts the whole small KB in the results, so `parking` is found; the bot still refuses.
+    smoke_test_upsert(query="Do you sell helicopters?", expected_keys=["parking"])
+    result = smoke_tests_run()[1]
+    assert ("parking" in result.top_keys, result.refusal_reason, result.passed) == (True, "no_relevant_context",
+                                                                                    False)
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="1 smoke test"):
+        call_command("knowledge_smoke_tests", "--tenant", "test_tenant", stdout=out)
+    failed = next(line for line in out.getvalue().splitlines() if "helicopters" in line)
+    assert failed.startswith("FAIL") and failed.endswith("refuses (no_relevant_context)")
+
+
+def _overflowing_kb():
+    from knowledge.retrieval.config import retrieval_settings_get
+    from knowledge.services import snippet_version_create
+
+    for n in range(24):  # more than the inline cap of 20 snippets: an inline turn overflows
+        snippet_version_create(key=f"topic-{n}", title=f"Topic {n}", body=f"Parking rule number {n}.",
+                               category="facility", role="retrieved", queue_embedding=False)
+    smoke_test_upsert(query="Is there parking?", expected_keys=["topic-1"])
+    settings_row = retrieval_settings_get()
+    assert (settings_row.mode, settings_row.current_mode) == ("auto", "inline")
+
+
+def _overflow_state():
+    from knowledge.retrieval.config import retrieval_settings_get
+    from telemetry.models import Event
+
+    return Event.objects.filter(name="knowledge_overflow").count(), retrieval_settings_get().current_mode
+
+
+def test_background_runs_never_write_overflow_events_nor_graduate_the_tenant(tenant):
+    from knowledge.retrieval import fetch_snippets
+    from knowledge.selectors import smoke_tests_run
+    from telemetry.knowledge_reads import reanswer
+
+    _overflowing_kb()
+    for _ in range(4):
+        smoke_tests_run()
+        reanswer(question="Is there parking?")
+    assert _overflow_state() == (0, "inline")
+    # The same question from customers overflows and, the third time, graduates the tenant.
+    for _ in range(3):
+        fetch_snippets("other", query="Is there parking?", channel="chat")
+    assert _overflow_state() == (3, "hybrid")

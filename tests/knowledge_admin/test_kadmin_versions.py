@@ -164,6 +164,27 @@ def test_a_second_reviewer_sees_the_diff_against_live_then_releases(login, revie
     assert "Released v2 of “no-medical-advice”: it is live now." in response.content.decode()
 
 
+def test_the_release_page_of_a_guardrail_change_shows_the_smoke_results_first(login, reviewer, guardrail):
+    from knowledge.services import smoke_test_upsert
+
+    snippet("parking", body="Free parking behind the building.")
+    smoke_test_upsert(query="Is there parking?", expected_keys=["parking"])
+    smoke_test_upsert(query="Do you sell helicopters?", expected_keys=["parking"])
+    page = login(reviewer).get(url(guardrail, "2/release/"))
+    assert [(r.query, r.passed, r.refusal_reason) for r in page.context["smoke"]] == [
+        ("Is there parking?", True, None), ("Do you sell helicopters?", False, "no_relevant_context")]
+    html = page.content.decode()
+    assert "1 of 2 smoke tests fail right now." in html
+    assert "Do you sell helicopters?" in html and "refuses (no_relevant_context)" in html
+    assert html.index('id="release-smoke"') < html.index('id="release-button"')
+
+
+def test_the_release_page_of_a_retrieved_snippet_runs_no_smoke_tests(owner_client, parking):
+    page = owner_client.get(url(parking, "2/release/"))
+    assert page.status_code == 200 and page.context["smoke"] is None
+    assert 'id="release-smoke"' not in page.content.decode()
+
+
 def test_a_release_confirmed_against_a_changed_live_version_is_not_applied(login, reviewer, editor, guardrail):
     snippet("no-medical-advice", title="No medical advice", body="Urgent fix.", category="policy",
             role="guardrail", created_by=editor)  # v3, made live by an operator meanwhile

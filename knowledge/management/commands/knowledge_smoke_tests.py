@@ -13,7 +13,8 @@ def _cut(text: str, width: int) -> str:
 
 class Command(BaseCommand):
     help = (f"Run the tenant's stored smoke tests through retrieval (channel chat); a test passes when one of its "
-            f"expected keys is in the top {SMOKE_TEST_TOP_K}. Exits non-zero if any fails.")
+            f"expected keys is in the top {SMOKE_TEST_TOP_K} and the bot would answer (a refusal fails it). "
+            "Exits non-zero if any fails.")
 
     def add_arguments(self, parser):
         parser.add_argument("--tenant", required=True)
@@ -33,7 +34,9 @@ class Command(BaseCommand):
         for result in results:
             status = "PASS" if result.passed else "FAIL"
             rank = str(result.rank) if result.rank else "-"
-            top = ", ".join(result.top_keys) or f"(nothing; {result.refusal_reason or 'empty'})"
+            top = ", ".join(result.top_keys) or "(nothing)"
+            if result.refused:
+                top = f"{top}; refuses ({result.refusal_reason})"
             self.stdout.write(f"{status:6}  {rank:4}  {_cut(result.query, 50):50}  "
                               f"{_cut(', '.join(result.expected_keys), 32):32}  {top}")
         failed = sum(not result.passed for result in results)
