@@ -20,6 +20,7 @@ urlpatterns = [
     re_path(r"^api/", views.api_not_found, name="api-not-found"),
     path("telemetry/", include("telemetry.urls")),
     path("chat/", include("conversations.urls_pages")),
+    path("", include("channels.urls")),
 ]
 
 handler404 = "ratiba.views.page_not_found"

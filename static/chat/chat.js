@@ -7,6 +7,7 @@
   if (!root) { return; }
   var streamUrl = root.dataset.streamUrl;
   var citationUrl = root.dataset.citationUrl;
+  var previewUrl = root.dataset.whatsappPreviewUrl || "/chat/whatsapp-preview/";
   var csrf = root.dataset.csrf;
   var log = document.getElementById("chat-log");
   var empty = document.getElementById("chat-empty");
@@ -123,6 +124,20 @@
     if (meta.fallback_reason) { parts.push("fallback: " + meta.fallback_reason); }
     if (meta.cost_usd) { parts.push("$" + Number(meta.cost_usd).toFixed(4)); }
     bubble.appendChild(el("div", "meta", parts.join(" · ")));
+    if (data.channel === "whatsapp") { whatsappPreview(bubble, data.turn_id); }
+  }
+
+  // What a WhatsApp customer would read: the server's plain-text rendering of the stored answer.
+  function whatsappPreview(bubble, turnId) {
+    var box = el("div", "wa-preview");
+    box.appendChild(el("span", "wa-label", "On WhatsApp the customer reads"));
+    var text = el("div", "wa-text", "…");
+    box.appendChild(text);
+    bubble.appendChild(box);
+    fetch(previewUrl + encodeURIComponent(turnId) + "/", {credentials: "same-origin"})
+      .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
+      .then(function (body) { text.textContent = body.text; scrollDown(); },
+            function () { text.textContent = "(preview unavailable)"; });
   }
 
   function openCitation(citation) {
@@ -154,7 +169,8 @@
     var streamed = "";
     var finished = false;
     send.disabled = true;
-    var body = JSON.stringify({message: message, session_id: sessionId, channel: channel.value, language: language.value});
+    var sentChannel = channel.value;
+    var body = JSON.stringify({message: message, session_id: sessionId, channel: sentChannel, language: language.value});
     return fetch(streamUrl, {
       method: "POST", credentials: "same-origin", body: body,
       headers: {"Content-Type": "application/json", "Accept": "text/event-stream", "X-CSRFToken": csrf}
@@ -179,6 +195,7 @@
         } else if (name === "final") {
           finished = true;
           sessionId = data.session_id;
+          data.channel = sentChannel;
           renderFinal(bubble, data);
           scrollDown();
         } else if (name === "error") {

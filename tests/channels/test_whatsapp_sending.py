@@ -173,7 +173,6 @@ def test_the_sweep_queues_a_message_the_broker_never_took(spa, graph_api, django
     assert "Mirage Tower" in graph_api.texts[0]
 
 
-@pytest.mark.django_db(transaction=True)
 def test_two_simultaneous_deliveries_of_one_message_are_answered_once(committed, graph_api, settings):
     from channels.registry.services import whatsapp_number_connect
 
