@@ -7,6 +7,7 @@ import pytest
 # Helpers beside the tests, and the chat tests' small spa (unique basenames across the suite).
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent / "chat"))
+sys.path.insert(0, str(Path(__file__).parent.parent))  # live_http
 
 
 @pytest.fixture
