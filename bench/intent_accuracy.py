@@ -1,6 +1,11 @@
-"""Intent accuracy on the labelled `intent` fields of aria_spa.eval.yaml, per language and per intent.
+"""Intent accuracy on labelled `intent` fields, per language and per intent.
 
     .venv/bin/python bench/intent_accuracy.py [--eval PATH] [--show-errors]
+    .venv/bin/python bench/intent_accuracy.py --businesses [--folds choose|report|all] [--show-errors]
+
+By default the development tenant's aria_spa.eval.yaml. With `--businesses`, the written businesses of
+bench/businesses/ by fold (bench/unseen_data.py): `report` (folds 3-4, never used to choose anything),
+`choose` (folds 0-2, where rules and prototypes may be looked at) or `all`.
 
 Compares, in one run on the same questions: the product classifier (rules + nearest prototype on the
 local embeddings), rules alone, prototypes alone, and the majority-class baseline (`other`). With an LLM
@@ -36,6 +41,21 @@ def load(path: Path) -> list[dict]:
     return [item for item in data["queries"] if item.get("intent")]
 
 
+def load_businesses(folds: str) -> tuple[list[dict], str]:
+    """Labelled questions of the written businesses in the chosen folds, and a label naming them."""
+    from bench.unseen_data import (BUSINESSES_DIR, CHOOSE_FOLDS, REPORT_FOLDS, all_businesses, assign_folds,
+                                   load_own_businesses)
+
+    fold_of = assign_folds(all_businesses())
+    wanted = {"choose": CHOOSE_FOLDS, "report": REPORT_FOLDS, "all": CHOOSE_FOLDS + REPORT_FOLDS}[folds]
+    chosen = [b for b in load_own_businesses() if fold_of[b.schema] in wanted]
+    items = []
+    for business in chosen:
+        items += [dict(item, business=business.family)
+                  for item in load(BUSINESSES_DIR / f"{business.family}.eval.yaml")]
+    return items, f"{folds} folds ({', '.join(b.family for b in chosen)})"
+
+
 def table(headers: list[str], rows: list[list]) -> str:
     cells = [[f"{c:.3f}" if isinstance(c, float) else str(c) for c in row] for row in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
@@ -48,6 +68,8 @@ def table(headers: list[str], rows: list[list]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--eval", type=Path, default=DEFAULT_EVAL)
+    parser.add_argument("--businesses", action="store_true", help="the written businesses instead of --eval")
+    parser.add_argument("--folds", choices=["choose", "report", "all"], default="report")
     parser.add_argument("--show-errors", action="store_true")
     args = parser.parse_args()
     setup()
@@ -57,7 +79,10 @@ def main() -> int:
     from conversations.i18n import detect_language
     from knowledge.embeddings import embed_query
 
-    items = load(args.eval)
+    if args.businesses:
+        items, source = load_businesses(args.folds)
+    else:
+        items, source = load(args.eval), args.eval.name
     embed_query("warm up")  # model load is not classification time
     intents.classify("warm up")
 
@@ -105,7 +130,7 @@ def main() -> int:
         rows.append([name, correct["all"] / total["all"], correct["en"] / max(total["en"], 1),
                      correct["sw"] / max(total["sw"], 1), total["all"], total["en"], total["sw"],
                      f"{elapsed[len(elapsed) // 2]:.2f}"])
-    print(f"\nIntent accuracy on {args.eval.name} ({len(items)} labelled queries)\n")
+    print(f"\nIntent accuracy on {source} ({len(items)} labelled queries)\n")
     print(table(["method", "accuracy", "en", "sw", "n", "n_en", "n_sw", "p50 ms"], rows))
     intents_seen = sorted({item["intent"] for item in items})
     print("\nPer-intent recall (correct/total)\n")

@@ -18,6 +18,7 @@ from ratiba.redaction import stored_text
 # Kenyan mobile numbers as typed (+254 7xx, 2547xx, 07xx, 01xx, with spaces or dashes) and e-mail addresses.
 _PHONE = re.compile(r"(?<![\d+])(?:\+?254[\s-]?|0)(?:7|1)\d{2}[\s-]?\d{3}[\s-]?\d{3}(?!\d)")
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+CONTACT_PATTERNS = (_PHONE, _EMAIL)
 _TIME = re.compile(r"\b(?:at\s+|saa\s+)?(\d{1,2}(?::\d{2})?\s*(?:am|pm)|\d{1,2}:\d{2})\b"
                    r"|\b(morning|afternoon|evening|tonight|asubuhi|mchana|jioni|usiku)\b", re.I)
 
@@ -36,8 +37,13 @@ def extract_details(*, message: str) -> HandoffDetails:
     days = [label for _, label in resolve_dates(message, today=tenant_today())]
     times = [(m.group(1) or m.group(2)).strip() for m in _TIME.finditer(message)]
     when_text = ", ".join(dict.fromkeys(days + times))[:200]
-    contacts = [m.group(0).strip() for m in _PHONE.finditer(message)] + _EMAIL.findall(message)
-    return HandoffDetails(what=what, when_text=when_text, contact=", ".join(dict.fromkeys(contacts))[:200])
+    return HandoffDetails(what=what, when_text=when_text, contact=", ".join(extract_contacts(message))[:200])
+
+
+def extract_contacts(text: str) -> list[str]:
+    """Phone numbers and e-mail addresses in a text, as typed, each once."""
+    contacts = [m.group(0).strip() for m in _PHONE.finditer(text or "")] + _EMAIL.findall(text or "")
+    return list(dict.fromkeys(contacts))
 
 
 def handoff_record(*, kind: str, session: Session, turn: Turn | None, message: str, channel: str) -> HandoffRequest:
@@ -51,6 +57,17 @@ def handoff_record(*, kind: str, session: Session, turn: Turn | None, message: s
     # settings, so conversations does not import the channels that deliver the alert.
     if settings.HANDOFF_ANNOUNCER:
         import_string(settings.HANDOFF_ANNOUNCER)(handoff)
+    return handoff
+
+
+def handoff_contact_add(*, handoff: HandoffRequest, contact: str = "", name: str = "") -> HandoffRequest:
+    """Attach the phone/e-mail and name a customer gave after the bot asked for them (kept readable, like above)."""
+    parts = [part.strip() for part in (handoff.contact or "").split(",") if part.strip()]
+    for value in (name, *contact.split(",")):
+        if value.strip() and value.strip() not in parts:
+            parts.append(value.strip())
+    handoff.contact = ", ".join(parts)[:200]
+    handoff.save(update_fields=["contact", "updated_at"])
     return handoff
 
 

@@ -2,9 +2,10 @@
 
 The system message comes verbatim from `prompts/answer_shaper.yaml` and never varies by tenant, so a
 provider's prompt cache can hold it. Everything about a business (its guardrail and behaviour sections,
-knowledge, services, hours and personality) rides in the user message, inside delimited data sections:
-`<business_rules>`, `<raw_data_json>` (JSON) and `<customer_message>`. Data is escaped so that nothing a
-customer or an author writes can close a section early and pose as instructions.
+knowledge, services, hours and personality) and about the conversation (its recent turns) rides in the
+user message, inside delimited data sections: `<business_rules>`, `<raw_data_json>` (JSON),
+`<recent_turns>` (JSON) and `<customer_message>`. Data is escaped so that nothing a customer or an author
+writes can close a section early and pose as instructions.
 
 `core_sections_for_channel` (the one database read here) loads the guardrail and behaviour sections;
 the assembly itself takes them as an argument and touches nothing but its inputs.
@@ -28,9 +29,10 @@ from knowledge.retrieval.types import RetrievedSnippet
 from knowledge.tokens import token_estimate
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
-SECTION_TAGS = ("business_rules", "raw_data_json", "customer_message")
+SECTION_TAGS = ("business_rules", "raw_data_json", "recent_turns", "customer_message")
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
-_TEMPLATE_FIELDS = {"channel", "business_rules", "raw_data_json", "language_name", "intent", "customer_message"}
+_TEMPLATE_FIELDS = {"channel", "business_rules", "raw_data_json", "recent_turns", "language_name", "intent",
+                    "customer_message"}
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _ORDER_TAG = re.compile(r"^order:(-?\d+)$")
 _LOOKALIKE_BRACKETS = str.maketrans({"\uff1c": "<", "\uff1e": ">", "\ufe64": "<", "\ufe65": ">"})
@@ -114,6 +116,9 @@ class AssembledPrompt:
     sources: tuple[Source, ...]
     core_sections: tuple[CoreSection, ...]
     facts_text: str = ""  # the services and hours data as JSON: what a grounded answer may quote
+    # The conversation so far ([{customer, assistant}], oldest first): data for an LLM, never a source.
+    history: tuple[dict, ...] = ()
+    customer_message: str = ""  # the customer's words; `question` is what they were read as (a follow-up)
 
     @property
     def token_estimate(self) -> int:
@@ -249,11 +254,22 @@ def build_raw_data(*, sources: Sequence[Source], facts: Any | None, personality:
     return {"services": services, "hours": hours, "knowledge": knowledge, "personality": dict(personality or {})}
 
 
+def render_recent_turns(history: Sequence[dict]) -> str:
+    """The recent turns as escaped JSON: only the customer's and the assistant's words, oldest first."""
+    return dump_data_json([{"customer": str(turn.get("customer", "")), "assistant": str(turn.get("assistant", ""))}
+                           for turn in history])
+
+
 def assemble_prompt(*, question: str, language: str, channel: str, intent: str = "other",
                     snippets: Sequence[RetrievedSnippet] = (), facts: Any | None = None,
                     core_sections: Sequence[CoreSection] = (), personality: dict | None = None,
-                    template: PromptTemplate | None = None) -> AssembledPrompt:
-    """Render the answer-shaper prompt; `core_sections` are used in the order given."""
+                    template: PromptTemplate | None = None, history: Sequence[dict] = (),
+                    read_as: str | None = None) -> AssembledPrompt:
+    """Render the answer-shaper prompt; `core_sections` are used in the order given.
+
+    `history` (the session's recent turns) goes into the user message as data; `read_as` is the text a
+    follow-up was read as (topic + message), which the extractive answer reads instead of the bare message.
+    """
     template = template or load_prompt_template()
     language = normalize_language(language)
     sources = build_sources(snippets=snippets, facts=facts, language=language)
@@ -262,6 +278,7 @@ def assemble_prompt(*, question: str, language: str, channel: str, intent: str =
         "channel": _escape_attribute(channel),
         "business_rules": render_business_rules(core_sections),
         "raw_data_json": dump_data_json(raw_data),
+        "recent_turns": render_recent_turns(history),
         "language_name": LANGUAGE_NAMES[language],
         "intent": _escape_attribute(intent),
         "customer_message": escape_text(question.strip()),
@@ -269,9 +286,10 @@ def assemble_prompt(*, question: str, language: str, channel: str, intent: str =
     facts_text = json.dumps({"services": raw_data["services"], "hours": raw_data["hours"]}, ensure_ascii=False,
                             default=str)
     return AssembledPrompt(template_version=template.version, cache_eligible=template.cache_eligible,
-                           system=template.system_message, user=user, question=question, language=language,
-                           channel=channel, intent=intent, sources=tuple(sources),
-                           core_sections=tuple(core_sections), facts_text=facts_text)
+                           system=template.system_message, user=user, question=read_as or question,
+                           language=language, channel=channel, intent=intent, sources=tuple(sources),
+                           core_sections=tuple(core_sections), facts_text=facts_text,
+                           history=tuple(dict(turn) for turn in history), customer_message=question)
 
 
 # ----------------------------------------------------------------------------- the one read

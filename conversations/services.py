@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from conversations import costs, handoffs, i18n, intents
+from conversations import costs, followups, handoffs, i18n, intents
 from conversations.facts import Facts, facts_beside_knowledge, facts_for, facts_intent_for
 from conversations.models import HandoffRequest, Session, Turn
 from conversations.prompting import load_prompt_template
@@ -114,6 +114,20 @@ class _Plan:
     retrieval_reused: bool = False
     embedding_ms: float = 0.0  # the query embedding made for intent classification
     extra_meta: dict = field(default_factory=dict)
+    # The session's recent turns, how this message was read (alone or with the last topic), and the
+    # contact it gives for a hand-off that asked for one.
+    context: followups.SessionContext = field(default_factory=followups.SessionContext)
+    reading: followups.Reading | None = None
+    capture: ContactCapture | None = None
+
+
+@dataclass(frozen=True)
+class ContactCapture:
+    """A phone number or name given for a hand-off that asked for one, and what else the message says."""
+
+    handoff: HandoffRequest
+    reply: followups.ContactReply
+    rest: str
 
 
 # ----------------------------------------------------------------------------- validation and session
@@ -277,7 +291,7 @@ def plan_turn(inp: TurnInput) -> _Plan:
     inp = check_turn_input(inp)
     session = session_get_or_create(session_id=inp.session_id, channel=inp.channel,
                                     api_key_prefix=inp.api_key_prefix, started_by=inp.started_by)
-    channel = session.channel
+    context = followups.session_context(session=session)
     trivial = _is_trivial(inp.message)
     language = _language_for(inp, session, trivial=trivial)
     if not trivial and not any(ch.isalnum() for ch in inp.message):
@@ -286,6 +300,51 @@ def plan_turn(inp: TurnInput) -> _Plan:
                      language=language, trivial=False, refusal_reason="empty_message",
                      fixed_answer=i18n.deflection("empty_message", language=language),
                      intent=intents.IntentResult(intent="other", confidence=1.0, source="rules"))
+    capture = None if trivial else _contact_capture(context=context, message=inp.message, channel=session.channel)
+    question = capture.rest if capture is not None else inp.message
+    if capture is not None and not followups.own_words(question):
+        # Only the contact (or a name): acknowledged, attached to the hand-off, nothing to look up.
+        return _Plan(started=started, session=session, message=inp.message, channel=session.channel,
+                     language=language, trivial=False, context=context, capture=capture, fixed_answer="",
+                     intent=intents.IntentResult(intent=capture.handoff.kind, confidence=1.0, source="context"))
+    reading = (followups.Reading(text=question) if trivial
+               else followups.read_with_topic(message=question, context=context))
+    common = {"started": started, "session": session, "context": context, "trivial": trivial, "language": language}
+    plan = _plan_reading(inp, reading=reading, **common)
+    if capture is not None and plan.refusal_reason:
+        # Nothing answers what came with the number ("namba yangu ni ..."): the thanks alone, no deflection.
+        return replace(plan, fixed_answer="", refusal_reason=None, retrieval=None, facts=None, capture=capture,
+                       intent=intents.IntentResult(intent=capture.handoff.kind, confidence=1.0, source="context"))
+    if plan.refusal_reason and not trivial and not reading.followup and plan.handoff_kind is None:
+        # A short message nothing answers alone ("inauma?") may still be about the last topic.
+        second = followups.read_short_with_topic(message=question, context=context)
+        if second is not None:
+            retry = _plan_reading(inp, reading=second, **common)
+            if retry.refusal_reason is None:
+                plan = retry
+    if plan.reading is not None and plan.reading.followup and plan.facts is not None:
+        # Looked up with the topic; keep the rows and days this message itself names ("and the 2 kg one?").
+        followups.narrow_facts(plan.facts, message=question)
+    plan.capture = capture
+    return plan
+
+
+def _contact_capture(*, context: followups.SessionContext, message: str, channel: str) -> ContactCapture | None:
+    """The contact this message gives for a recent hand-off that asked for one, if any."""
+    handoff = followups.pending_contact(context=context, channel=channel)
+    if handoff is None:
+        return None
+    reply = followups.contact_in(message)
+    if reply.empty:
+        return None
+    return ContactCapture(handoff=handoff, reply=reply, rest=followups.rest_of_message(message, reply))
+
+
+def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float, session: Session,
+                  context: followups.SessionContext, trivial: bool, language: str) -> _Plan:
+    """Classify and dispatch one reading of the message: its own words, or with the last topic."""
+    inp = replace(raw, message=reading.text)  # what classification, facts and retrieval read
+    channel = session.channel
     over_ceiling = _over_hard_ceiling(session)
     # "ok" / "asante" need no model (the rules know them), and past the cost ceiling no LLM is called.
     # The prototypes are English sentences: on a Swahili message they only add an embedding, so the
@@ -305,9 +364,18 @@ def plan_turn(inp: TurnInput) -> _Plan:
         intent = intents.classify(inp.message, query_vector=vector, embed=False)
     else:
         intent = intent_classify(message=inp.message, embed=embed)
-    plan = _Plan(started=started, session=session, message=inp.message, channel=channel, language=language,
+    if reading.followup and followups.asks_its_own_question(raw.message):
+        # It says what it asks ("can the driver come that day?"): its own intent; retrieval still reads the topic.
+        intent = (intents.classify(raw.message, embed=embed) if over_ceiling or not llm_classifier_enabled()
+                  else intent_classify(message=raw.message, embed=embed))
+    if reading.followup and intent.intent in intents.ACTION_INTENTS and intent.intent not in intents.rule_scores(
+            raw.message):
+        # A booking, cancellation or reschedule is asked for in so many words, never inherited from the topic.
+        intent = (intents.classify(raw.message, embed=embed) if over_ceiling or not llm_classifier_enabled()
+                  else intent_classify(message=raw.message, embed=embed))
+    plan = _Plan(started=started, session=session, message=raw.message, channel=channel, language=language,
                  trivial=trivial, intent=intent, fallback_reason="cost_ceiling" if over_ceiling else "",
-                 embedding_ms=embedding_ms)
+                 embedding_ms=embedding_ms, context=context, reading=reading)
 
     if trivial:
         # The SOP's trivial turn: no embedding, no search; the session's last retrieval is reused.
@@ -382,10 +450,16 @@ def _shaping_kwargs(plan: _Plan) -> dict:
             "force_extractive": plan.fallback_reason == "cost_ceiling", "force_reason": "cost_ceiling"}
 
 
+def _context_kwargs(plan: _Plan) -> dict:
+    """The recent turns (data for an LLM) and the text a follow-up was read as."""
+    read_as = plan.reading.text if plan.reading is not None and plan.reading.followup else None
+    return {"history": plan.context.history(), "read_as": read_as}
+
+
 def _shape(plan: _Plan) -> ShapedAnswer:
     from conversations.shaping import shape_answer
 
-    kwargs = _shaping_kwargs(plan)
+    kwargs = {**_shaping_kwargs(plan), **_context_kwargs(plan)}
     try:
         return shape_answer(**kwargs)
     except Exception as exc:  # noqa: BLE001 - shaping handles provider errors; this is the last line of defence
@@ -398,7 +472,7 @@ def _shape(plan: _Plan) -> ShapedAnswer:
 def _shape_stream(plan: _Plan) -> Iterator[AnswerDelta | ShapedAnswer]:
     from conversations.shaping import shape_answer_stream
 
-    kwargs = _shaping_kwargs(plan)
+    kwargs = {**_shaping_kwargs(plan), **_context_kwargs(plan)}
     started = False
     try:
         for item in shape_answer_stream(**kwargs):
@@ -472,6 +546,8 @@ def finish_turn(plan: _Plan, *, answer: str, shaped=None, aborted: bool = False)
         meta["replaces_streamed_text"] = True
     if aborted:
         meta["stream_aborted"] = True
+    if plan.reading is not None and plan.reading.followup:
+        meta["followup"] = {"read_as": stored_text(plan.reading.text), "reasons": list(plan.reading.reasons)}
 
     with transaction.atomic():
         # With REDACT_STORED_MESSAGES the stored copy masks phones and e-mails; the response below does not.
@@ -487,6 +563,15 @@ def finish_turn(plan: _Plan, *, answer: str, shaped=None, aborted: bool = False)
             handoff = handoffs.handoff_record(kind=plan.handoff_kind, session=session, turn=turn,
                                               message=plan.message, channel=plan.channel)
             meta["handoff"] = {"id": handoff.pk, "kind": handoff.kind, "status": handoff.status}
+            _await_contact(meta, handoff=handoff, channel=plan.channel)
+            Turn.objects.filter(pk=turn.pk).update(meta=meta)
+        if plan.capture is not None:
+            captured = handoffs.handoff_contact_add(handoff=plan.capture.handoff, contact=plan.capture.reply.contact,
+                                                    name=plan.capture.reply.name)
+            meta["handoff_contact"] = {"id": captured.pk, "kind": captured.kind,
+                                       "contact": bool(plan.capture.reply.contact),
+                                       "name": bool(plan.capture.reply.name)}
+            _await_contact(meta, handoff=captured, channel=plan.channel)
             Turn.objects.filter(pk=turn.pk).update(meta=meta)
         updates = {"turn_count": F("turn_count") + 1, "language": plan.language,
                    "last_intent": plan.intent.intent, "updated_at": timezone.now()}
@@ -503,6 +588,12 @@ def finish_turn(plan: _Plan, *, answer: str, shaped=None, aborted: bool = False)
     return TurnResult(session_id=session.public_id, turn_id=turn.public_id, intent=plan.intent.intent,
                       answer=answer, citations=citations, refusal_reason=plan.refusal_reason, meta=meta,
                       handoff_id=handoff.pk if handoff else None)
+
+
+def _await_contact(meta: dict, *, handoff: HandoffRequest, channel: str) -> None:
+    # The answer asked for a phone number: the next turns look for it (WhatsApp already has the number).
+    if channel != "whatsapp" and not followups.has_reachable_contact(handoff.contact):
+        meta["awaiting_contact"] = handoff.pk
 
 
 def _telemetry(plan: _Plan, *, turn: Turn, meta: dict, citations: list[dict], shaped) -> None:
@@ -545,10 +636,19 @@ def _compose_fixed(plan: _Plan) -> str:
         step = handoffs.next_step_text(kind=plan.handoff_kind, language=plan.language, contact=details.contact,
                                        channel=plan.channel)
         text = f"{text}\n\n{step}".strip() if text else step
-    return text
+    return _with_acknowledgement(plan, text)
+
+
+def _with_acknowledgement(plan: _Plan, answer: str) -> str:
+    """The answer, then the thanks for a contact given for a hand-off (alone when nothing else was asked)."""
+    if plan.capture is None:
+        return answer
+    ack = followups.acknowledgement(kind=plan.capture.handoff.kind, reply=plan.capture.reply, language=plan.language)
+    return f"{answer.rstrip()}\n\n{ack}" if answer.strip() else ack
 
 
 def _with_next_step(plan: _Plan, answer: str) -> str:
+    answer = _with_acknowledgement(plan, answer)
     if not plan.handoff_kind:
         return answer
     details = handoffs.extract_details(message=plan.message)

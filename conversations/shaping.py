@@ -132,15 +132,16 @@ class AnswerDelta:
 
 def prepare_prompt(*, question: str, language: str, channel: str, intent: str = "other",
                    snippets: Sequence[RetrievedSnippet] = (), facts: Any | None = None,
-                   personality: dict | None = None, core_sections: Sequence[CoreSection] | None = None
-                   ) -> AssembledPrompt:
+                   personality: dict | None = None, core_sections: Sequence[CoreSection] | None = None,
+                   history: Sequence[dict] = (), read_as: str | None = None) -> AssembledPrompt:
     """Assemble the prompt, loading the channel's guardrail/behaviour sections and the tenant's personality."""
     if core_sections is None:
         core_sections = core_sections_for_channel(channel=channel)
     if personality is None:
         personality = getattr(getattr(connection, "tenant", None), "personality", None) or {}
     return assemble_prompt(question=question, language=language, channel=channel, intent=intent,
-                           snippets=snippets, facts=facts, core_sections=core_sections, personality=personality)
+                           snippets=snippets, facts=facts, core_sections=core_sections, personality=personality,
+                           history=history, read_as=read_as)
 
 
 def _citation(source: Source, *, ref: int, excerpt: str | None = None) -> Citation:
@@ -271,11 +272,13 @@ def shape_answer(*, question: str, language: str, channel: str, intent: str = "o
                  snippets: Sequence[RetrievedSnippet] = (), facts: Any | None = None,
                  personality: dict | None = None, core_sections: Sequence[CoreSection] | None = None,
                  force_extractive: bool = False, force_reason: str = "cost_ceiling",
-                 provider: Provider | None = None) -> ShapedAnswer:
+                 provider: Provider | None = None, history: Sequence[dict] = (),
+                 read_as: str | None = None) -> ShapedAnswer:
     """A checked answer to `question` from the given knowledge and facts; never raises for provider failures."""
     started = time.monotonic()
     prompt = prepare_prompt(question=question, language=language, channel=channel, intent=intent,
-                            snippets=snippets, facts=facts, personality=personality, core_sections=core_sections)
+                            snippets=snippets, facts=facts, personality=personality, core_sections=core_sections,
+                            history=history, read_as=read_as)
     chosen, requested, reason = _choose(provider=provider, force_extractive=force_extractive,
                                         force_reason=force_reason)
     if isinstance(chosen, ExtractiveProvider):
@@ -292,11 +295,13 @@ def shape_answer_stream(*, question: str, language: str, channel: str, intent: s
                         snippets: Sequence[RetrievedSnippet] = (), facts: Any | None = None,
                         personality: dict | None = None, core_sections: Sequence[CoreSection] | None = None,
                         force_extractive: bool = False, force_reason: str = "cost_ceiling",
-                        provider: Provider | None = None) -> Iterator[AnswerDelta | ShapedAnswer]:
+                        provider: Provider | None = None, history: Sequence[dict] = (),
+                        read_as: str | None = None) -> Iterator[AnswerDelta | ShapedAnswer]:
     """AnswerDelta items, then one ShapedAnswer (see the module docstring for `replaces_streamed_text`)."""
     started = time.monotonic()
     prompt = prepare_prompt(question=question, language=language, channel=channel, intent=intent,
-                            snippets=snippets, facts=facts, personality=personality, core_sections=core_sections)
+                            snippets=snippets, facts=facts, personality=personality, core_sections=core_sections,
+                            history=history, read_as=read_as)
     chosen, requested, reason = _choose(provider=provider, force_extractive=force_extractive,
                                         force_reason=force_reason)
     if isinstance(chosen, ExtractiveProvider):

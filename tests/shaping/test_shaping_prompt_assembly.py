@@ -31,11 +31,11 @@ def add_core(key: str, body: str, *, role: str = "guardrail", channels=None, sta
 
 def test_the_template_file_is_versioned_and_cache_eligible():
     template = load_prompt_template()
-    assert template.version == "1.1.0"
+    assert template.version == "1.2.0"
     assert template.cache_eligible is True
     assert "{{" not in template.system_message
     assert set(re.findall(r"\{\{(\w+)\}\}", template.user_template)) == {
-        "channel", "business_rules", "raw_data_json", "language_name", "intent", "customer_message"}
+        "channel", "business_rules", "raw_data_json", "recent_turns", "language_name", "intent", "customer_message"}
 
 
 def test_the_system_message_is_byte_identical_for_two_tenants(tenant, other_tenant):
@@ -103,7 +103,7 @@ def test_customer_text_cannot_close_its_section_or_pose_as_rules():
     prompt = assemble_prompt(question=attack, language="en", channel="chat", snippets=[hostile_snippet],
                              core_sections=[GUARDRAIL])
     # Each section tag occurs exactly once as an opening and once as a closing tag: nothing was smuggled in.
-    for tag in ("business_rules", "raw_data_json", "customer_message"):
+    for tag in ("business_rules", "raw_data_json", "recent_turns", "customer_message"):
         assert len(re.findall(rf"<{tag}\b", prompt.user)) == 1
         assert len(re.findall(rf"</{tag}>", prompt.user)) == 1
     customer = section(prompt.user, "customer_message")

@@ -1,0 +1,330 @@
+"""Reading a turn with the session's recent turns: elliptical follow-ups and contact details for a hand-off.
+
+A customer's second message often only makes sense with the first: "and for an SUV?", "how much is it?",
+"what about Sunday?", or a bare phone number after the bot asked for one. Two things are decided here, from
+the turns already stored in the session (no model, no provider call):
+
+- `read_with_topic`: whether a message is elliptical (it opens with a continuation such as "and" / "what
+  about" / "na ... je?", or points back with "it" / "that day" and says little else), and if so the text it
+  is read as: the last topic plus this message. Retrieval, facts and the extractive answer read that text;
+  an LLM gets the raw message plus the recent turns as data.
+- `pending_contact`: the hand-off whose contact the bot asked for in a recent turn and has not got yet, and
+  `contact_in` the phone, e-mail or name a message gives for it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.utils import timezone
+
+from conversations.facts import Facts, resolve_dates
+from conversations.handoffs import CONTACT_PATTERNS, extract_contacts
+from conversations.models import HandoffRequest, Session, Turn
+
+RECENT_TURNS = 3  # what an LLM sees of the conversation, and how far back a topic or a pending hand-off is
+TOPIC_MAX_AGE = timedelta(hours=2)  # an "and on Sunday?" after a long silence starts a new topic
+TOPIC_MAX_PIECES = 2  # a chain of follow-ups keeps the last two customer messages as its topic
+HISTORY_CHARS = 500  # per message in the prompt: enough to know the topic, not a transcript
+
+# Openers that continue the previous question (English, Swahili, WhatsApp spelling).
+_OPENER = re.compile(
+    r"^\s*(?:and|also|or|but|plus|so|then|n|&|what about|how about|wat about|what if|same (?:for|with)"
+    r"|(?:is|was|will|would) (?:it|that|this|the price) (?:be )?(?:the )?same|does (?:it|that|this) (?:also )?apply"
+    r"|na|pia|au|halafu|vipi kuhusu|je kuhusu|na je)\b", re.I)
+# Swahili "na ya vipande vitatu je?": a trailing "je" marks the question as a follow-up.
+_TRAILING_JE = re.compile(r"\bje\s*[?!.]*\s*$", re.I)
+# Words that point back to something said before.
+_ANAPHORA = frozenset("""
+it its they them their that this those these one ones there then same he she him her his
+yake yao hiyo hicho hilo hizo huo hao hapo huyo yeye hivyo
+""".split())
+# Function words, question words and fillers: what is left is the message's own topic.
+_FUNCTION = frozenset("""
+a an the and or but so then also too as at by for from in into of on to with about over under than
+is are was were be been being am do does did done have has had having will would can could should shall
+may might must i me my we us our you your yr u ur what whats what's which who whom whose when where why how
+much many any some no not yes if else just only really very please pls kindly thanks ok okay
+get got go going come coming there here now today still same more less extra
+na ya wa za la cha vya kwa ni je pia au kama sasa gani nini ngapi vipi wapi lini
+""".split())
+_WORD = re.compile(r"[a-zà-ÿ0-9']+", re.I)
+
+
+@dataclass(frozen=True)
+class PriorTurn:
+    """One earlier turn of the session, as the follow-up rules and the prompt read it."""
+
+    message: str
+    answer: str
+    intent: str
+    read_as: str  # the text the turn was read as (its own message, or topic + message for a follow-up)
+    refused: bool
+    handoff_id: int | None  # a hand-off whose contact this turn asked for and has not got
+    created_at: object = None
+
+
+@dataclass(frozen=True)
+class SessionContext:
+    """The recent turns of a session, newest last."""
+
+    turns: tuple[PriorTurn, ...] = ()
+
+    @property
+    def topic(self) -> PriorTurn | None:
+        """The last turn that asked about something (not small talk, not a contact reply)."""
+        for turn in reversed(self.turns):
+            if turn.intent in ("greeting", "thanks") or turn.read_as == "":
+                continue
+            return turn
+        return None
+
+    def history(self) -> list[dict]:
+        """The recent turns as data for a prompt: [{customer, assistant}], oldest first."""
+        return [{"customer": turn.message[:HISTORY_CHARS], "assistant": turn.answer[:HISTORY_CHARS]}
+                for turn in self.turns]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How a message is read: alone, or as a follow-up of the last topic."""
+
+    text: str  # what retrieval, facts and the extractive answer read
+    followup: bool = False
+    topic: str = ""  # the earlier text it was joined to
+    reasons: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class ContactReply:
+    """What a message gives for a pending hand-off: a phone or e-mail, a name, or both."""
+
+    contact: str = ""
+    name: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return not self.contact and not self.name
+
+
+# ----------------------------------------------------------------------------- reading the session
+
+
+def session_context(*, session: Session, now=None) -> SessionContext:
+    """The session's last few turns (within TOPIC_MAX_AGE of now), oldest first."""
+    if session.pk is None or not session.turn_count:
+        return SessionContext()
+    since = (now or timezone.now()) - TOPIC_MAX_AGE
+    rows = list(Turn.objects.filter(session=session, created_at__gte=since)
+                .order_by("-created_at", "-id")
+                .values("message", "answer", "intent", "refusal_reason", "meta", "created_at")[:RECENT_TURNS])
+    turns = []
+    for row in reversed(rows):
+        meta = row["meta"] or {}
+        # A contact reply is no topic; a follow-up's topic is what it was read as, so chains stay on it.
+        read_as = "" if "handoff_contact" in meta else ((meta.get("followup") or {}).get("read_as") or row["message"])
+        turns.append(PriorTurn(message=row["message"], answer=row["answer"], intent=row["intent"], read_as=read_as,
+                               refused=bool(row["refusal_reason"]), handoff_id=meta.get("awaiting_contact"),
+                               created_at=row["created_at"]))
+    return SessionContext(turns=tuple(turns))
+
+
+# ----------------------------------------------------------------------------- elliptical questions
+
+
+def words_of(text: str) -> list[str]:
+    return [word.strip("'") for word in _WORD.findall((text or "").lower()) if word.strip("'")]
+
+
+def own_words(text: str) -> list[str]:
+    """The message's content words: what is left without function words and words that point back."""
+    return [word for word in words_of(text) if word not in _FUNCTION and word not in _ANAPHORA]
+
+
+def elliptical_reasons(message: str) -> tuple[str, ...]:
+    """Why a message cannot be read alone (empty when it can)."""
+    reasons = []
+    if _OPENER.search(message):
+        reasons.append("continues")
+    if _TRAILING_JE.search(message):
+        reasons.append("trailing_je")
+    words = words_of(message)
+    if any(word in _ANAPHORA for word in words) and len(own_words(message)) <= 3:
+        reasons.append("points_back")
+    return tuple(reasons)
+
+
+def is_short(message: str) -> bool:
+    """One content word at most ("inauma?", "price?"): no topic of its own (read with the last one if it fails).
+
+    Two words already make a question of their own ("your Instagram?", "email receipt?"): reading those with
+    the last topic turned refusals into answers about that topic.
+    """
+    return len(own_words(message)) <= 1
+
+
+def asks_its_own_question(message: str) -> bool:
+    """More than two content words: a follow-up that says what it asks ("can the driver come that day?").
+
+    Its intent is its own, while its retrieval still reads the topic ("that day"); a bare "what about
+    Sunday?" takes the intent of the question it follows.
+    """
+    return len(own_words(message)) > 2
+
+
+def join_topic(topic: PriorTurn, message: str) -> str:
+    """The topic's text and this message, keeping only the last TOPIC_MAX_PIECES customer messages."""
+    pieces = [piece for piece in topic.read_as.split("\n") if piece.strip()][-(TOPIC_MAX_PIECES - 1):]
+    return "\n".join([*pieces, message.strip()])
+
+
+def read_with_topic(*, message: str, context: SessionContext) -> Reading:
+    """The message read alone, or, when it is elliptical and there is a recent topic, read with that topic."""
+    reasons = elliptical_reasons(message)
+    topic = context.topic
+    if not reasons or topic is None:
+        return Reading(text=message)
+    return Reading(text=join_topic(topic, message), followup=True, topic=topic.read_as, reasons=reasons)
+
+
+def read_short_with_topic(*, message: str, context: SessionContext) -> Reading | None:
+    """A second reading for a short message that failed alone ("inauma?"), if there is a topic."""
+    topic = context.topic
+    if topic is None or not is_short(message):
+        return None
+    return Reading(text=join_topic(topic, message), followup=True, topic=topic.read_as, reasons=("short",))
+
+
+# ----------------------------------------------------------------------------- narrowing facts to this turn
+
+_RANGE = re.compile(r"\b(\d+(?:[.,]\d+)*)\s*(?:to|-|–)\s*(\d+(?:[.,]\d+)*)\b")
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _name_overlap(name: str, words: set[str], numbers: list[float]) -> int:
+    name_words = set(words_of(name))
+    overlap = len(name_words & words)
+    # "iPhone 13" is in "iPhone 12 to 15": a number inside a range the name gives counts as a match.
+    for low, high in ((_number(a), _number(b)) for a, b in _RANGE.findall(name)):
+        if low is not None and high is not None and any(low <= n <= high for n in numbers):
+            overlap += 1
+    return overlap
+
+
+def narrow_to_message(names: list[str], *, message: str) -> list[str]:
+    """Of the services matched for topic + message, those this message's own words pick out (all if none do)."""
+    words = set(own_words(message))
+    if not names or not words:
+        return names
+    numbers = [n for n in (_number(w) for w in words if w[:1].isdigit()) if n is not None]
+    scores = {name: _name_overlap(name, words, numbers) for name in names}
+    best = max(scores.values())
+    if best == 0:
+        return names
+    return [name for name in names if scores[name] == best]
+
+
+def narrow_facts(facts: Facts, *, message: str) -> None:
+    """Facts looked up with the topic, narrowed to the rows and days this message itself names (in place)."""
+    if facts.matched_services:
+        facts.matched_services = narrow_to_message(facts.matched_services, message=message)
+    own_days = {day for day, _ in resolve_dates(message, today=facts.today)}
+    if own_days and any(day.date in own_days for day in facts.days):
+        facts.days = [day for day in facts.days if day.date in own_days]
+
+
+# ----------------------------------------------------------------------------- contact for a hand-off
+
+_NAME_CUE = re.compile(
+    r"\b(?:my name is|my name's|name is|name:|i am|i'm|im|this is|it's|its|call me|jina langu ni|jina ni|naitwa"
+    r"|mimi ni|ni mimi)\s+([a-zà-ÿ'-]+(?:\s+[a-zà-ÿ'-]+){0,2})", re.I)
+# How a contact is introduced ("my number is", "call me on", "namba yangu ni"): not a question of its own.
+_CONTACT_CUE = re.compile(
+    r"\b(?:(?:my|our) (?:phone |mobile |cell |whatsapp )?(?:number|no|contact|phone|email|e-mail)(?: is)?"
+    r"|(?:call|reach|text|ring) (?:me|us)(?: on| at)?|here is|here's|you can use|namba (?:yangu|ya simu)(?: ni)?"
+    r"|simu yangu(?: ni)?|nipigie(?: kwa)?|nitumie(?: kwa)?)\b", re.I)
+# Words that follow "I'm" / "it's" without being a name ("I'm in Kilimani", "it's fine").
+_NOT_NAMES = frozenset("""
+in at from on not no going coming here there available free busy fine ok okay good sorry late away back
+asking looking interested calling sure new a an the very so still also just only ready done home out
+""".split())
+
+
+def pending_contact(*, context: SessionContext, channel: str) -> HandoffRequest | None:
+    """The hand-off a recent turn asked a contact for, if it still has no phone or e-mail."""
+    for turn in reversed(context.turns):
+        if turn.handoff_id:
+            handoff = HandoffRequest.objects.filter(pk=turn.handoff_id).first()
+            if handoff is not None and not has_reachable_contact(handoff.contact):
+                return handoff
+            return None
+    return None
+
+
+def has_reachable_contact(contact: str) -> bool:
+    """A phone number or an e-mail address (a name alone does not let the team call back)."""
+    return bool(extract_contacts(contact or ""))
+
+
+def contact_in(message: str) -> ContactReply:
+    """The phone/e-mail and the name a message gives (each may be empty)."""
+    contact = ", ".join(extract_contacts(message))
+    name = ""
+    match = _NAME_CUE.search(message)
+    if match:
+        words = []
+        for word in match.group(1).split():
+            if word.lower() in _NOT_NAMES or word.lower() in _FUNCTION:
+                break
+            words.append(word)
+        name = " ".join(word[:1].upper() + word[1:] for word in words)
+    elif not contact:
+        # A bare "Wanjiru Kamau" answers "what is your name?": capitalised words only, no question.
+        words = message.strip().rstrip(".!").split()
+        if (1 <= len(words) <= 3 and "?" not in message
+                and all(re.fullmatch(r"[A-ZÀ-Þ][a-zà-ÿ'-]+", word) for word in words)
+                and not any(word.lower() in _FUNCTION or word.lower() in _NOT_NAMES for word in words)):
+            name = " ".join(words)
+    return ContactReply(contact=contact[:200], name=name[:100])
+
+
+def rest_of_message(message: str, reply: ContactReply) -> str:
+    """The message without the contact details and name cue: a question asked in the same breath, if any."""
+    text = message
+    for pattern in CONTACT_PATTERNS:
+        text = pattern.sub(" ", text)
+    text = _NAME_CUE.sub(" ", text) if reply.name else text
+    text = _CONTACT_CUE.sub(" ", text)
+    return " ".join(text.split()).strip(" ,.;:-")
+
+
+_ACK = {
+    "en": {
+        "contact": "Thank you{name}. I've added {contact} to your {what}; our team will contact you shortly.",
+        "name_only": "Thank you{name}. Please also share your phone number so our team can reach you about your {what}.",
+        "booking": "booking request", "cancel": "cancellation request", "reschedule": "request to move your booking",
+    },
+    "sw": {
+        "contact": "Asante{name}. Nimeongeza {contact} kwenye {what}; wenzangu watakupigia hivi punde.",
+        "name_only": "Asante{name}. Tafadhali tuma pia namba yako ya simu ili wenzangu wakufikie kuhusu {what}.",
+        "booking": "ombi lako la kuweka miadi", "cancel": "ombi lako la kughairi miadi",
+        "reschedule": "ombi lako la kuhamisha miadi",
+    },
+}
+
+
+def acknowledgement(*, kind: str, reply: ContactReply, language: str) -> str:
+    """What the customer reads after giving a contact or only a name, in their language."""
+    table = _ACK["sw" if language == "sw" else "en"]
+    name = f", {reply.name}" if reply.name else ""
+    what = table.get(kind, table["booking"])
+    if reply.contact:
+        return table["contact"].format(name=name, contact=reply.contact, what=what)
+    return table["name_only"].format(name=name, what=what)
