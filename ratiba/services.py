@@ -7,8 +7,16 @@ import re
 import secrets
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.tokens import default_token_generator
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 from django_tenants.utils import schema_context
 
 from knowledge.audit import audit_record
@@ -22,6 +30,16 @@ KEY_PREFIX = "rk_"
 
 class PlatformError(ValueError):
     """A request the platform cannot carry out, with a message for the operator."""
+
+
+@dataclass(frozen=True)
+class OwnerInvite:
+    """An owner's login in their business's schema and the one-time link that sets its password."""
+
+    username: str
+    email: str
+    created: bool
+    set_password_url: str
 
 
 @dataclass(frozen=True)
@@ -62,6 +80,39 @@ def tenant_create(*, schema: str, name: str, domain: str, timezone_name: str = "
         # Browsers and Django reject "_" in a Host header (aria_spa.localhost): serve a hyphenated alias too.
         Domain.objects.create(domain=alias, tenant=tenant, is_primary=False)
     return tenant, True
+
+
+def tenant_owner_invite(*, tenant: Tenant, email: str) -> OwnerInvite:
+    """Create (or find) the owner's login in the tenant's schema and return a one-time set-password link.
+
+    Nobody knows the login's password until the link is used; the link is Django's password-reset token, so
+    it stops working once a password is set (or after PASSWORD_RESET_TIMEOUT). Re-running gives a fresh link.
+    """
+    email = (email or "").strip().lower()
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise PlatformError(f"{email!r} is not a valid e-mail address.") from None
+    if tenant.schema_name == "public":
+        raise PlatformError("Owners belong to a business, not to the public schema.")
+    User = get_user_model()
+    with schema_context(tenant.schema_name), transaction.atomic():
+        user = User.objects.filter(email__iexact=email).order_by("pk").first()
+        created = user is None
+        if created:
+            # Superuser of their own schema only: every schema has its own users (django-tenants).
+            user = User(username=email[:150], email=email, is_staff=True, is_superuser=True)
+            # A random password nobody knows rather than an unusable one: Django's reset-by-email skips
+            # users without a usable password, and an owner whose link expired must still get in.
+            user.set_password(secrets.token_urlsafe(32))
+            user.save()
+        token = default_token_generator.make_token(user)
+        uid = urlsafe_base64_encode(force_bytes(user.pk))
+    primary = tenant.get_primary_domain()
+    base = settings.TENANT_LINK_BASE.format(domain=host_safe_domain(primary.domain if primary else ""))
+    path = reverse("password_reset_confirm", urlconf=settings.ROOT_URLCONF, kwargs={"uidb64": uid, "token": token})
+    return OwnerInvite(username=user.get_username(), email=email, created=created,
+                       set_password_url=f"{base.rstrip('/')}{path}")
 
 
 def host_safe_domain(domain: str) -> str:

@@ -90,6 +90,9 @@ TENANT_DOMAIN_MODEL = "ratiba.Domain"
 SHOW_PUBLIC_IF_NO_TENANT_FOUND = False
 DATABASE_ROUTERS = ["django_tenants.routers.TenantSyncRouter"]
 TENANT_BASE_DOMAIN = env_str("TENANT_BASE_DOMAIN", "localhost")
+# Links to a business's own host in what the platform prints or mails (an owner's set-password link):
+# "{domain}" is the tenant's primary domain.
+TENANT_LINK_BASE = env_str("TENANT_LINK_BASE", "http://{domain}:8000" if DEBUG else "https://{domain}")
 
 # ----------------------------------------------------------------------------- database
 DATABASE_URL = env_str("DATABASE_URL")

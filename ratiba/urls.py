@@ -11,6 +11,7 @@ urlpatterns = [
     path("healthz", views.health, name="health"),
     # Before admin.site.urls, whose catch-all would otherwise claim the path.
     path("admin/knowledge/test-retrieval/", test_retrieval_view, name="knowledge-test-retrieval"),
+    path("", include("ratiba.urls_accounts")),  # password reset, before the admin's catch-all
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema", authentication_classes=[],

@@ -8,6 +8,7 @@ from telemetry import views as telemetry_views
 urlpatterns = [
     path("", views.landing, name="landing"),
     path("healthz", views.health, name="health"),
+    path("", include("ratiba.urls_accounts")),  # password reset, before the admin's catch-all
     path("admin/", admin.site.urls),
     path("platform/", telemetry_views.platform_overview, name="platform-overview"),
     path("webhooks/", include("channels.whatsapp.urls")),
