@@ -1,0 +1,68 @@
+"""The /chat/ page in headless Chromium with follow-ups: "and the hot stone one?", then a phone number for a booking."""
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from chat_http import serve
+from chat_kb import seed_all
+from conversations.models import HandoffRequest
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+SHOTS = "/tmp/shots"
+
+
+@pytest.fixture
+def site(committed):
+    seed_all()
+    user = get_user_model().objects.create_user("followup-owner", password="pw-chat-12345", is_staff=True,
+                                                 is_superuser=True)
+    with serve() as port:
+        yield f"http://tenant.test.localhost:{port}"
+    get_user_model().objects.filter(pk=user.pk).delete()
+
+
+def test_an_owner_asks_a_follow_up_and_gives_a_number_for_a_booking(site):
+    from playwright.sync_api import sync_playwright
+
+    os.makedirs(SHOTS, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 1100})
+            page.set_default_timeout(20_000)
+            page.goto(f"{site}/chat/")
+            page.fill("#id_username", "followup-owner")
+            page.fill("#id_password", "pw-chat-12345")
+            page.click("input[type=submit]")
+            page.wait_for_url(f"{site}/chat/")
+
+            def send(message: str, index: int):
+                page.fill("#chat-message", message)
+                page.click("#chat-send")
+                bot = page.locator(".msg.bot").nth(index)
+                bot.locator(".meta").wait_for()
+                return bot
+
+            first = send("How much is the deep tissue massage?", 0)
+            assert "Deep Tissue Massage: KES 5,500" in first.locator(".answer").inner_text()
+            second = send("and the hot stone one?", 1)
+            text = second.locator(".answer").inner_text()
+            assert "Hot Stone Massage: KES 7,500, 90 minutes" in text and "Deep Tissue" not in text
+            assert "Services and prices" in second.locator(".sources").inner_text()
+
+            booking = send("I'd like to book a hot stone massage on Saturday", 2)
+            assert "Please share your phone number" in booking.locator(".answer").inner_text()
+            thanks = send("0712 345 678", 3)
+            assert thanks.locator(".answer").inner_text() == (
+                "Thank you. I've added 0712 345 678 to your booking request; our team will contact you shortly.")
+            assert "refused" not in (thanks.get_attribute("class") or "")
+            page.screenshot(path=f"{SHOTS}/chat_followups.png", full_page=True)
+        finally:
+            browser.close()
+    assert list(HandoffRequest.objects.values_list("kind", "contact")) == [("booking", "0712 345 678")]
