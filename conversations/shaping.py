@@ -40,7 +40,7 @@ from conversations.providers import (ExtractiveProvider, Provider, ProviderError
                                      ProviderResult, TextDelta, get_provider, has_api_key)
 from conversations.providers.extractive import ExtractiveAnswer, chunk_text, strip_metadata
 from conversations.providers.pricing import cost_usd
-from conversations.translations import LANGUAGE_FIELD, in_customer_language
+from conversations.translations import LANGUAGE_FIELD, in_customer_language, record_missing_versions
 from knowledge.retrieval.types import RetrievedSnippet
 from knowledge.tokens import token_estimate
 from telemetry.services import event_record
@@ -207,6 +207,7 @@ def _extractive_answer(prompt: AssembledPrompt, *, requested: str, started: floa
     provider = ExtractiveProvider()
     # It cannot translate: a Swahili customer gets the owner's Swahili version where there is one.
     composed = provider.compose(in_customer_language(prompt))
+    record_missing_versions(composed, language=prompt.language)
     return ShapedAnswer(text=composed.text, citations=citations_for_extractive(composed), provider=provider.name,
                         model=provider.model, requested_provider=requested, prompt_version=prompt.template_version,
                         prompt_tokens=prompt.token_estimate, latency_ms=_elapsed_ms(started), **extra)

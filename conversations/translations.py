@@ -12,6 +12,8 @@ from dataclasses import replace
 
 from conversations.prompting import AssembledPrompt, Source
 from knowledge.models import SnippetVersion
+from telemetry.models import EventName
+from telemetry.services import event_record
 
 # Carried in Source.citation (prompting's per-source citation detail) and lifted into Citation.language.
 LANGUAGE_FIELD = "language"
@@ -49,3 +51,14 @@ def in_customer_language(prompt: AssembledPrompt) -> AssembledPrompt:
         sources.append(replace(source, title=text["title"] or source.title, body=text["body"],
                                citation={**source.citation, LANGUAGE_FIELD: prompt.language}))
     return replace(prompt, sources=tuple(sources))
+
+
+def record_missing_versions(answer, *, language: str) -> None:
+    """Note the snippets an extractive answer quoted as written to a customer of another language (the gap
+    digest lists them: an owner-approved version would be quoted next time)."""
+    if language == "en":
+        return
+    keys = [source.key for _, source, _ in answer.cited
+            if source.kind == "snippet" and source.citation.get(LANGUAGE_FIELD) != language]
+    if keys:
+        event_record(name=EventName.TRANSLATION_MISSING, payload={"language": language, "keys": keys})

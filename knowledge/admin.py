@@ -167,8 +167,11 @@ class SnippetForm(ServiceErrorForm):
                                help_text="Optional; the English title is used when empty.")
     body_sw = forms.CharField(required=False, label="Swahili version",
                               widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false"}),
-                              help_text="Your approved Swahili text of this snippet, kept with this version "
-                                        "(edit it and a new version is saved, as for the English).")
+                              help_text="Your approved Swahili text of this snippet. Customers who write in "
+                                        "Swahili are answered with it, word for word, when the bot quotes this "
+                                        "snippet without an AI model; an AI model reads the English and answers "
+                                        "in Swahili itself. Kept with this version (edit it and a new version is "
+                                        "saved, as for the English).")
     notes = forms.CharField(required=False, label="Change note", widget=forms.Textarea(attrs={"rows": 2}),
                             help_text="What changed and why; kept with this version in the history.")
     publish = forms.BooleanField(required=False, initial=True, label="Make this version live now",

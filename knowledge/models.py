@@ -89,7 +89,7 @@ class SnippetVersion(models.Model):
     valid_until = models.DateField(null=True, blank=True)
     last_reviewed_at = models.DateField(null=True, blank=True)
     # Owner-approved versions in other languages: {"sw": {"title": ..., "body": ...}}, versioned with the
-    # snippet. Stored and exported; answers do not read them yet.
+    # snippet. The extractive answer quotes the customer's language version (conversations/translations.py).
     translations = models.JSONField(default=dict, blank=True)
 
     is_active = models.BooleanField(default=False)

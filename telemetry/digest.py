@@ -19,7 +19,7 @@ from django.utils import timezone
 from telemetry import knowledge_reads
 from telemetry.health import ALERT, WARN
 from telemetry.models import Digest, Event, EventName, GapGroup, GapQuestion, GapStatus, RetrievalDay, RetrievalLog
-from telemetry.selectors import retrieval_health, tenant_zone
+from telemetry.selectors import retrieval_health, snippets_missing_language_version, tenant_zone
 
 logger = logging.getLogger(__name__)
 
@@ -268,6 +268,8 @@ def digest_content_build(*, now: dt.datetime | None = None) -> dict:
         "health_state": health.state,
         "alerts": alerts,
         "review": review,
+        # Snippets Swahili customers reached that the owner has not written a Swahili version of yet.
+        "swahili_missing": [row.as_dict() for row in snippets_missing_language_version(language="sw", now=now)],
     }
 
 

@@ -14,6 +14,8 @@ class EventName(models.TextChoices):
     PROVIDER_ERROR = "provider_error"
     COST_CEILING = "cost_ceiling"
     MODE_CHANGED = "retrieval_mode_changed"
+    # An extractive answer quoted a snippet as written to a customer of another language (no approved version).
+    TRANSLATION_MISSING = "translation_missing"
 
 
 class Event(models.Model):

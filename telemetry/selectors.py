@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -11,7 +12,7 @@ from django.utils import timezone
 
 from telemetry import knowledge_reads, rollups
 from telemetry.health import HealthFigure, health_figure, overall_state
-from telemetry.models import GapGroup, GapStatus, RetrievalLogSection
+from telemetry.models import Event, EventName, GapGroup, GapStatus, RetrievalLogSection
 
 ALLOWED_DAYS = (7, 30)
 MAX_DAYS = 90
@@ -289,3 +290,34 @@ def gap_language_breakdown(*, status: str = GapStatus.OPEN) -> list[CountRow]:
 def gap_status_counts() -> dict[str, int]:
     counts = dict(GapGroup.objects.values_list("status").annotate(n=Count("id")).order_by())
     return {status: counts.get(status, 0) for status in GapStatus.values}
+
+
+@dataclass(frozen=True)
+class MissingTranslation:
+    """A snippet customers writing in a language were answered from, with no version in that language yet."""
+
+    key: str
+    version: int
+    title: str
+    turns: int  # answers in that language that quoted it as written
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def snippets_missing_language_version(*, language: str = "sw", days: int = 30, now: dt.datetime | None = None,
+                                      limit: int = 20) -> list[MissingTranslation]:
+    """Snippets quoted as written to customers writing in `language` over the last `days` that still have no
+    version in that language, most quoted first: where an owner-approved version would be used next."""
+    now = now or timezone.now()
+    counts: Counter[str] = Counter()
+    events = Event.objects.filter(name=EventName.TRANSLATION_MISSING, payload__language=language,
+                                  created_at__gte=now - dt.timedelta(days=days), created_at__lt=now)
+    for keys in events.values_list("payload__keys", flat=True):
+        counts.update(set(keys or []))
+    if not counts:
+        return []
+    # The owner may have written the version since: only what is still missing is listed.
+    missing = knowledge_reads.without_language_version(keys=list(counts), language=language)
+    rows = [MissingTranslation(key=m.key, version=m.version, title=m.title, turns=counts[m.key]) for m in missing]
+    return sorted(rows, key=lambda row: (-row.turns, row.key))[:limit]

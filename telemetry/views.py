@@ -106,6 +106,7 @@ def gaps(request):
         "groups": groups, "status": status, "statuses": GapStatus.values, "language": language,
         "languages": languages, "counts": selectors.gap_status_counts(), "chart_data": chart,
         "can_manage": _can_manage_gaps(request.user), "tenant": connection.tenant,
+        "swahili_missing": selectors.snippets_missing_language_version(language="sw"),
     })
 
 

@@ -249,11 +249,9 @@ class ExtractiveProvider(Provider):
         knowledge = [s for s in scored if s.candidate.source.kind != "facts"]
         chosen: list[Scored] = []
         if facts:
-            # Facts arrive narrowed to the question (matched services, asked-about days): list the ones that
-            # match best, or all of them when none matches a word (e.g. "what do you offer?").
-            best = max(s.coverage for s in facts)
-            matching = [s for s in facts if best > 0 and s.coverage >= best * CLOSE_TO_BEST]
-            chosen += sorted(matching or facts, key=_reading_order)[:MAX_FACT_LINES]
+            # Facts arrive narrowed to the question (conversations/facts.py: the named services, the days asked
+            # about, or today and the week): every line is part of the answer.
+            chosen += sorted(facts, key=_reading_order)[:MAX_FACT_LINES]
             # Beside the facts, knowledge only where it speaks to the question.
             knowledge = [s for s in knowledge if s.coverage > 0]
         room = self.max_sentences - (1 if chosen else 0)

@@ -1,0 +1,103 @@
+"""The extractive answer answers: the sentences that answer lead, each part of a question is answered, metadata
+is never quoted, and a Swahili customer gets the owner's Swahili version with its own citation."""
+from __future__ import annotations
+
+import pytest
+
+from conversations.prompting import assemble_prompt
+from conversations.providers.extractive import ExtractiveProvider, question_parts, split_sentences
+from knowledge.models import SnippetVersion
+from knowledge.retrieval.types import RetrievedSnippet
+from telemetry.selectors import snippets_missing_language_version
+
+PARKING = ("parking", "Parking", "Free parking for guests is in the basement of Mirage Tower. Street parking on "
+           "Waiyaki Way is not recommended.\nKeywords: car, park, parking, where to park, basement, garage")
+PAYMENT = ("payment_methods", "Ways to pay", "We accept M-Pesa (Till 5123987), Visa and Mastercard. We do not "
+           "accept cheques.")
+ARRIVAL = ("arrive_early", "Arrive early", "Please arrive 15 minutes before your appointment to fill in the "
+           "consultation form. Late arrivals may get a shorter treatment.")
+
+
+def _snippets(*items) -> list[RetrievedSnippet]:
+    return [RetrievedSnippet(key=key, version=1, title=title, body=body, category="general", score=0.9 - 0.1 * n,
+                             match_type="hybrid") for n, (key, title, body) in enumerate(items)]
+
+
+def _answer(question: str, *items, language: str = "en"):
+    prompt = assemble_prompt(question=question, language=language, channel="chat", snippets=_snippets(*items))
+    return ExtractiveProvider().compose(prompt)
+
+
+def test_a_keywords_line_feeds_retrieval_but_is_never_quoted():
+    assert split_sentences(PARKING[2]) == ["Free parking for guests is in the basement of Mirage Tower.",
+                                           "Street parking on Waiyaki Way is not recommended."]
+    # The question shares every word with the Keywords line and fewer with the answer.
+    answer = _answer("where to park car garage?", PARKING)
+    assert "Keywords" not in answer.text and "garage" not in answer.text
+    assert answer.text.startswith("Here is what I found: Free parking for guests is in the basement")
+
+
+def test_a_single_question_is_answered_from_one_source():
+    answer = _answer("Can I pay with M-Pesa?", PAYMENT, PARKING, ARRIVAL)
+    assert [source.key for _, source, _ in answer.cited] == ["payment_methods"]
+    assert answer.text == "Here is what I found: We accept M-Pesa (Till 5123987), Visa and Mastercard. [1]"
+
+
+def test_each_part_of_a_two_part_question_is_answered_and_cited():
+    answer = _answer("Can I pay with M-Pesa, and where do I park?", PAYMENT, ARRIVAL, PARKING)
+    assert [source.key for _, source, _ in answer.cited] == ["payment_methods", "parking"]
+    assert "Till 5123987" in answer.text and "basement of Mirage Tower" in answer.text
+    assert "consultation form" not in answer.text  # the unrelated source adds nothing
+
+
+def test_question_parts_split_on_question_marks_and_new_clauses_only():
+    assert len(question_parts("Where is your shop, and are you open on Sunday?")) == 2
+    assert len(question_parts("Do you sell cakes? Na mnakubali M-Pesa?")) == 2
+    assert len(question_parts("Do you have cheese and tomato pizza?")) == 1
+
+
+@pytest.fixture
+def swahili_parking(spa):
+    version = SnippetVersion.objects.get(key="parking", is_active=True)
+    version.translations = {"sw": {"title": "Maegesho ya magari",
+                                   "body": "Maegesho ni bure kwa wageni katika ghorofa ya chini ya Mirage Tower; "
+                                           "mwambie mlinzi kwamba unakuja spa.\nKeywords: maegesho, gari"}}
+    version.save(update_fields=["translations"])
+    return version
+
+
+def test_a_swahili_customer_gets_the_owners_swahili_version_with_its_own_citation(chat, swahili_parking):
+    body = chat(message="Kuna parking ya gari?", language="sw").json()
+    assert body["refusal_reason"] is None
+    assert body["answer"] == ("Hiki ndicho nilichopata: Maegesho ni bure kwa wageni katika ghorofa ya chini ya "
+                              "Mirage Tower; mwambie mlinzi kwamba unakuja spa. [1]")
+    [citation] = body["citations"]
+    assert (citation["key"], citation["version"], citation["title"], citation["language"]) == (
+        "parking", 1, "Maegesho ya magari", "sw")
+    assert "Keywords" not in citation["excerpt"]
+
+
+def test_an_english_customer_still_gets_the_text_as_written(chat, swahili_parking):
+    body = chat(message="Is there parking?", language="en").json()
+    assert body["answer"].startswith("Here is what I found: Free parking for guests is available in the basement")
+    assert [(c["key"], c["title"], c["language"]) for c in body["citations"]] == [("parking", "Parking", "")]
+
+
+def test_the_gap_digest_lists_snippets_swahili_customers_reached_without_a_swahili_version(chat, swahili_parking):
+    chat(message="Kuna parking ya gari?", language="sw")  # answered from the Swahili version: not listed
+    chat(message="Nilipe aje? Mnakubali M-Pesa?", language="sw")
+    chat(message="Nilipe kwa M-Pesa au kadi?", language="sw")
+    chat(message="Can I pay with M-Pesa?", language="en")  # an English turn does not count
+    missing = snippets_missing_language_version(language="sw")
+    assert [(row.key, row.title, row.turns) for row in missing] == [("payment_methods", "Ways to pay", 2)]
+
+
+def test_the_gap_page_shows_the_snippets_without_a_swahili_version(chat, swahili_parking, tenant_client):
+    from django.contrib.auth import get_user_model
+
+    chat(message="Nilipe kwa M-Pesa au kadi?", language="sw")
+    chat(message="Kuna parking ya gari?", language="sw")
+    tenant_client.force_login(get_user_model().objects.create_user(username="owner", is_staff=True))
+    html = tenant_client.get("/telemetry/gaps/").content.decode()
+    assert 'id="swahili-missing"' in html and "<code>payment_methods</code>" in html
+    assert "<code>parking</code>" not in html  # it has a Swahili version

@@ -1,0 +1,128 @@
+"""Facts first for facts: a price, duration or hours question naming a service is answered from exactly its rows."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from conversations import intents
+from conversations.facts import ServiceFact, format_money, match_services, named_services
+from knowledge.models import Service
+
+
+def _fact(name: str, price: str, minutes: int | None = 60, description: str = "") -> ServiceFact:
+    return ServiceFact(name=name, description=description, duration_minutes=minutes, price=price, currency="KES",
+                       price_text=format_money(price, "KES"))
+
+
+SALON = [
+    _fact("Box Braids (Medium, Waist Length)", "4500", 240),
+    _fact("Knotless Braids", "6000", 300),
+    _fact("Cornrows", "1500", 90),
+    _fact("Spa Manicure", "1200", 45),
+    _fact("Wash & Fold (per kg)", "150", 1440),
+    _fact("Express Wash & Fold (per kg)", "250", 420),
+    _fact("Wash & Iron (per kg)", "250", 1440),
+    _fact("iPhone Screen Replacement (iPhone X to 11)", "6500", 90),
+    _fact("iPhone Screen Replacement (iPhone 12 to 15)", "13500", 120),
+    _fact("Spay (Dog under 20 kg)", "9500", 120),
+    _fact("Spay (Dog over 20 kg)", "13000", 150),
+    _fact("Tempered Glass Screen Protector", "300", None),
+    _fact("Privacy Screen Protector", "800", None),
+    _fact("Power Bank (10,000 mAh)", "2200", None, "Charges a phone three times."),
+    _fact("Hybrid Inverter 3 kVA", "65000", None),
+    _fact("Hybrid Inverter 5 kVA", "98000", None),
+]
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("How much are box braids?", ["Box Braids (Medium, Waist Length)"]),  # partial name, plural
+    ("bei ya box braids?", ["Box Braids (Medium, Waist Length)"]),  # Swahili
+    ("how much for knotles braids", ["Knotless Braids"]),  # typo
+    ("How much is an iPhone 12 screen replacement?", ["iPhone Screen Replacement (iPhone 12 to 15)"]),
+    ("iphone 13 screen price", ["iPhone Screen Replacement (iPhone 12 to 15)"]),  # inside the owner's range
+    ("How much does it cost to spay a 30 kg dog?", ["Spay (Dog over 20 kg)"]),
+    ("How much is wash and fold per kilo?", ["Wash & Fold (per kg)"]),  # the plain one, units folded
+    ("How much is the 5kva inverter?", ["Hybrid Inverter 5 kVA"]),
+    ("How much are your inverters?", ["Hybrid Inverter 3 kVA", "Hybrid Inverter 5 kVA"]),
+    ("Bei ya screen protector ni ngapi?", ["Tempered Glass Screen Protector", "Privacy Screen Protector"]),
+])
+def test_a_named_service_is_found_in_any_form(question, expected):
+    assert named_services(question, SALON) == expected
+
+
+@pytest.mark.parametrize("question", [
+    "How much is a gel manicure?",  # manicures are listed, gel ones are not
+    "How much is a pedicure?",
+    "What are your prices?",
+    "How much is the deposit?",
+])
+def test_something_not_on_the_list_names_no_service(question):
+    assert named_services(question, SALON) == []
+
+
+def test_a_mention_in_a_longer_message_still_finds_the_service_for_a_handoff():
+    message = "I'd like to book a spa manicure for my sister on Saturday morning please"
+    assert named_services(message, SALON) == []
+    assert match_services(message, SALON) == ["Spa Manicure"]
+
+
+def _ask_as(chat, monkeypatch, intent: str, message: str, **fields):
+    # The offline classifier's verdict is forced so the test is about dispatch, not classification.
+    monkeypatch.setattr(intents, "classify", lambda *args, **kwargs: intents.IntentResult(
+        intent=intent, confidence=0.5, source="test"))
+    response = chat(message=message, **fields)
+    assert response.status_code == 200
+    return response.json()
+
+
+@pytest.mark.parametrize("intent", ["services", "other", "hours"])
+def test_a_price_question_is_answered_from_exactly_the_matching_row_whatever_the_intent(chat, monkeypatch, intent):
+    body = _ask_as(chat, monkeypatch, intent, "How much is the hot stone massage?")
+    assert body["refusal_reason"] is None
+    assert [c["key"] for c in body["citations"]] == ["facts:services"]
+    assert body["answer"] == "Here are the details: Hot Stone Massage: KES 7,500, 90 minutes. [1]"
+
+
+def test_a_duration_question_in_swahili_gets_the_row_in_swahili(chat, monkeypatch):
+    body = _ask_as(chat, monkeypatch, "other", "Deep tissue massage inachukua muda gani?", language="sw")
+    assert [c["key"] for c in body["citations"]] == ["facts:services"]
+    assert body["answer"] == "Haya ndiyo maelezo: Deep Tissue Massage: KES 5,500, dakika 60. [1]"
+
+
+def test_a_service_that_does_not_exist_is_not_answered_with_the_price_list(chat, monkeypatch):
+    body = _ask_as(chat, monkeypatch, "services", "How much is a gel manicure?")
+    assert "facts:services" not in [c["key"] for c in body["citations"]]
+    assert "KES" not in body["answer"]
+
+
+def test_the_price_list_answers_a_question_about_prices_in_general(chat, monkeypatch):
+    body = _ask_as(chat, monkeypatch, "services", "What are your prices?")
+    assert [c["key"] for c in body["citations"]] == ["facts:services"]
+    assert body["answer"].count("KES") == 6
+
+
+def test_a_product_without_a_duration_is_priced_alone(chat, monkeypatch):
+    Service.objects.create(name="Feeding Bowl (Stainless)", duration_minutes=None, price=Decimal("800"),
+                           currency="KES", position=10)
+    body = _ask_as(chat, monkeypatch, "other", "how much are your feeding bowls")
+    assert body["answer"] == "Here are the details: Feeding Bowl (Stainless): KES 800. [1]"
+
+
+def test_an_hours_question_naming_a_day_is_answered_from_the_hours_only(chat, monkeypatch):
+    body = _ask_as(chat, monkeypatch, "hours", "What time do you open on Sunday?")
+    assert [c["key"] for c in body["citations"]] == ["facts:hours"]
+    assert "10:00-17:00" in body["answer"] and "Parking" not in body["answer"]
+
+
+def test_when_are_you_open_gets_today_and_the_week(chat, monkeypatch):
+    body = _ask_as(chat, monkeypatch, "hours", "What are your opening hours?")
+    assert [c["key"] for c in body["citations"]] == ["facts:hours"]
+    assert "Monday to Thursday: 09:00-20:00." in body["answer"]
+    assert "Friday: 09:00-21:00." in body["answer"] and "Sunday: 10:00-17:00." in body["answer"]
+
+
+def test_an_hours_question_about_a_topic_is_answered_by_the_knowledge_not_todays_hours(chat, monkeypatch):
+    body = _ask_as(chat, monkeypatch, "hours", "Are you open on public holidays?")
+    assert [c["key"] for c in body["citations"]] == ["public_holiday_hours"]
+    assert "10:00 to 16:00" in body["answer"]
