@@ -31,7 +31,7 @@ def add_core(key: str, body: str, *, role: str = "guardrail", channels=None, sta
 
 def test_the_template_file_is_versioned_and_cache_eligible():
     template = load_prompt_template()
-    assert template.version == "1.2.0"
+    assert template.version == "1.3.0"
     assert template.cache_eligible is True
     assert "{{" not in template.system_message
     assert set(re.findall(r"\{\{(\w+)\}\}", template.user_template)) == {
