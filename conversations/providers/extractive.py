@@ -6,13 +6,15 @@ cites every sentence. It only ever reads the retrieved knowledge and the structu
 behaviour sections are instructions for an LLM, never content, and a sentence that repeats one of them
 (or reads like an instruction to an assistant) is never quoted.
 
-Selection: fact lines that match the question come first. Then retrieval's top-ranked source leads (its
-ranking uses more signals than word overlap, and letting overlap choose the lead cited a relevant source
-less often in bench/shaping_quality.py): its sentences that best cover the question's content words
-(rarity-weighted, lightly stemmed, prefix-matched), at most two, or its opening when no word is shared
-(a Swahili question over English text). A sentence from another source joins only when it covers at
-least a third of the question that the chosen sentences do not. Sentences keep their source's order so
-the answer reads naturally. An optional similarity hook (for example embeddings) adds to the score.
+Selection: fact lines come first, all of them (conversations/facts.py hands over only the rows that answer).
+Then retrieval's top-ranked source leads (its ranking uses more signals than word overlap, and letting
+overlap choose the lead cited a relevant source less often in bench/shaping_quality.py): its sentences that
+best cover the question's content words (rarity-weighted, lightly stemmed, prefix-matched), at most two, or
+its opening when no word is shared (a Swahili question over English text). Another source joins only for
+another part of a multi-part question ("..., and can I ...?") that the lead left unanswered; a single
+question is answered from one source. Authoring metadata (a `Keywords:` line) is never a candidate.
+Sentences keep their source's order so the answer reads naturally. An optional similarity hook (for
+example embeddings) adds to the score.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from conversations.prompting import AssembledPrompt, Source
 from conversations.providers.base import Provider, ProviderResult, TextDelta
 
 MODEL_NAME = "extractive-1"
+SERVICES_KEY = "facts:services"  # conversations.facts.SERVICES_KEY (the provider reads no models)
 
 # Similarity hook: (question, sentences) -> one score in [0, 1] per sentence.
 Similarity = Callable[[str, list[str]], list[float]]
@@ -249,9 +252,15 @@ class ExtractiveProvider(Provider):
         knowledge = [s for s in scored if s.candidate.source.kind != "facts"]
         chosen: list[Scored] = []
         if facts:
-            # Facts arrive narrowed to the question (conversations/facts.py: the named services, the days asked
-            # about, or today and the week): every line is part of the answer.
-            chosen += sorted(facts, key=_reading_order)[:MAX_FACT_LINES]
+            # Facts arrive narrowed to the question (conversations/facts.py). Service lines are still matched
+            # to its words (a caller may pass the whole list): the best ones, or all when none shares a word
+            # ("what do you offer?"). Hours lines are the days asked about, or today and the week, and
+            # "when are you open?" shares no word with "Monday to Friday: 09:00-17:00": all are kept.
+            services = [s for s in facts if s.candidate.source.key == SERVICES_KEY]
+            best = max((s.coverage for s in services), default=0)
+            matching = [s for s in services if best > 0 and s.coverage >= best * CLOSE_TO_BEST] or services
+            kept = matching + [s for s in facts if s.candidate.source.key != SERVICES_KEY]
+            chosen += sorted(kept, key=_reading_order)[:MAX_FACT_LINES]
             # Beside the facts, knowledge only where it speaks to the question.
             knowledge = [s for s in knowledge if s.coverage > 0]
         room = self.max_sentences - (1 if chosen else 0)
