@@ -123,7 +123,7 @@ def _truncate_tenant_tables(schema: str) -> None:
     from django.apps import apps
 
     tables = []
-    for label in ("knowledge", "conversations", "telemetry"):
+    for label in ("knowledge", "conversations", "telemetry", "channels"):
         tables += [f'"{schema}"."{model._meta.db_table}"' for model in apps.get_app_config(label).get_models()]
     if tables:
         with connection.cursor() as cursor:
