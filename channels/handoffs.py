@@ -89,8 +89,9 @@ def handoff_announce(*, handoff_id: int) -> str:
         number = (WhatsAppNumber.objects.filter(tenant__schema_name=connection.schema_name).exclude(owner_number="")
                   .first())
         if number is not None:
-            alert.whatsapp_message = whatsapp.notice_send(to=number.owner_number, body=_alert_text(handoff, contact=contact),
-                                                          phone_number_id=number.phone_number_id)
+            alert.whatsapp_message = whatsapp.notice_send(
+                to=number.owner_number, body=_alert_text(handoff, contact=contact),
+                phone_number_id=number.phone_number_id)
         alert.save()
     return "announced"
 
