@@ -7,10 +7,11 @@ By default the development tenant's aria_spa.eval.yaml. With `--businesses`, the
 bench/businesses/ by fold (bench/unseen_data.py): `report` (folds 3-4, never used to choose anything),
 `choose` (folds 0-2, where rules and prototypes may be looked at) or `all`.
 
-Compares, in one run on the same questions: the product classifier (rules + nearest prototype on the
-local embeddings), rules alone, prototypes alone, and the majority-class baseline (`other`). With an LLM
-provider configured (LLM_PROVIDER=anthropic|openai and its key) the LLM classifier is measured too.
-No database is needed.
+Compares, in one run on the same questions: the product classifier as a turn runs it (rules + nearest
+prototype on the local embeddings + whether the question names a row of that business's services table,
+read from its seed file with the product's own name matching), the same without the services table, rules
+alone, prototypes alone, and the majority-class baseline (`other`). With an LLM provider configured
+(LLM_PROVIDER=anthropic|openai and its key) the LLM classifier is measured too. No database is needed.
 """
 from __future__ import annotations
 
@@ -38,7 +39,22 @@ def load(path: Path) -> list[dict]:
     import yaml
 
     data = yaml.safe_load(path.read_text())
-    return [item for item in data["queries"] if item.get("intent")]
+    services = services_of(path.with_name(path.name.replace(".eval.yaml", ".yaml")))
+    return [dict(item, services=services) for item in data["queries"] if item.get("intent")]
+
+
+def services_of(seed_path: Path) -> list:
+    """The business's services table as the product reads it (facts.ServiceFact), from its seed file."""
+    import yaml
+
+    from conversations.facts import ServiceFact
+
+    if not seed_path.exists():
+        return []
+    rows = yaml.safe_load(seed_path.read_text()).get("services") or []
+    return [ServiceFact(name=row["name"], description=row.get("description", ""),
+                        duration_minutes=row.get("duration_minutes"), price=str(row.get("price", "")),
+                        currency=row.get("currency", "KES"), price_text="") for row in rows]
 
 
 def load_businesses(folds: str) -> tuple[list[dict], str]:
@@ -76,6 +92,7 @@ def main() -> int:
     from django.conf import settings
 
     from conversations import intents
+    from conversations.facts import named_services
     from conversations.i18n import detect_language
     from knowledge.embeddings import embed_query
 
@@ -96,17 +113,21 @@ def main() -> int:
         return best if scores[best] >= intents.PROTOTYPE_MIN_SIMILARITY else "other"
 
     methods = {
-        # As a turn runs it: Swahili messages are left to the rules (the prototypes are English).
-        "product (rules + prototype)": lambda text: intents.classify(
-            text, embed=detect_language(text) != "sw").intent,
-        "rules only": rules_only,
-        "prototypes only": prototypes_only,
-        "majority class (other)": lambda text: "other",
+        # As a turn runs it: Swahili messages are left to the rules (the prototypes are English), and a
+        # question naming a row of the services table is about that service.
+        "product (rules + prototype + services table)": lambda item: intents.classify(
+            item["text"], embed=detect_language(item["text"]) != "sw",
+            names_service=bool(named_services(item["text"], item["services"]))).intent,
+        "rules + prototype (no services table)": lambda item: intents.classify(
+            item["text"], embed=detect_language(item["text"]) != "sw").intent,
+        "rules only": lambda item: rules_only(item["text"]),
+        "prototypes only": lambda item: prototypes_only(item["text"]),
+        "majority class (other)": lambda item: "other",
     }
     if settings.LLM_PROVIDER in ("anthropic", "openai"):
         from conversations.services import intent_classify
 
-        methods[f"LLM ({settings.LLM_PROVIDER})"] = lambda text: intent_classify(message=text).intent
+        methods[f"LLM ({settings.LLM_PROVIDER})"] = lambda item: intent_classify(message=item["text"]).intent
 
     rows, errors, per_intent = [], [], {}
     for name, method in methods.items():
@@ -115,7 +136,7 @@ def main() -> int:
         elapsed = []
         for item in items:
             started = time.perf_counter()
-            predicted = method(item["text"])
+            predicted = method(item)
             elapsed.append((time.perf_counter() - started) * 1000)
             ok = predicted == item["intent"]
             for bucket in ("all", item.get("language", "en")):

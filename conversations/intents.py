@@ -2,10 +2,13 @@
 
 The offline default combines anchored rules (English, Swahili and WhatsApp spelling; they carry most
 Swahili messages, which the English-only local embedding model reads poorly) with a nearest-prototype
-vote over the local embeddings. `other` is the catch-all and wins whenever the evidence is weak:
-mistaking a policy question for `services` would narrow retrieval, mistaking a services question for
-`other` costs nothing. When an LLM provider is configured, `classify_with_llm` asks it instead and
-falls back to the offline classifier on any error.
+vote over the local embeddings. `services` means the question is about what the business does or sells:
+its prices and durations, but also whether it offers something ("do you repair MacBooks?", "mnashona
+zipu?") and a question naming a row of its services table. Payment, place, policy and people topics stay
+`other` even when put to the business ("do you accept M-Pesa?"). `other` is the catch-all when the
+evidence is weak. The intent only picks a path (small talk, a hand-off, the facts lookup): retrieval never
+narrows by it, so a misread intent does not cost the answer. When an LLM provider is configured,
+`classify_with_llm` asks it instead and falls back to the offline classifier on any error.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from dataclasses import dataclass, field
 INTENTS = ("booking", "cancel", "reschedule", "services", "hours", "other", "greeting", "thanks")
 ACTION_INTENTS = ("booking", "cancel", "reschedule")
 SMALL_TALK_INTENTS = ("greeting", "thanks")
+QUESTION_INTENTS = ("services", "hours", "other")  # asked of the knowledge (a gap when it has no answer)
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +92,17 @@ _RULES: list[tuple[str, re.Pattern, float]] = [
         r"|make an appointment|get an appointment|appointment for|set up an appointment|schedule (a|an|me)"
         r"|fit me in|squeeze me in|slot for|slots for|any slots?|availability|available slots?"
         r"|have space for|host us|party of \w+|group of \w+)\b"), 0.7),
+    # Ordering, enrolling, registering and reserving are bookings too: the hand-off takes the details.
+    ("booking", re.compile(
+        r"\b(i|we|i'd|we'd)\b( would| will| 'd)? (like|love|want|wanna|need|am looking|are looking|wish) to "
+        r"(order|pre ?order|enrol|enroll|register|sign up|reserve)\b"
+        r"|\b(can|could|may) (i|we) (please )?(order|pre ?order|enrol|enroll|register|sign up|reserve|place an order)\b"
+        r"|\bplace an? (\w+ )?order\b|\b(sign|enrol|enroll|register|book) (me|us) (up|in|for)\b"
+        r"|\benrol\w*|\benroll\w*"
+        r"|\b(come|send \w+|pick \w+ up)\b[^?.!]{0,25}\b(today|tonight|tomorrow|this (morning|afternoon|evening)"
+        r"|at \d+|on (monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b"), 0.7),
+    ("booking", re.compile(r"\b(nataka|ningependa|naomba|tunataka|tungependa) (ku)?agiza\b|\bniagizie\b"
+                           r"|\b(ku|ni|tu)jiandikish\w*|\b(ku|ni|tu)jisajili\w*|\bniandikishe\b"), 0.8),
     ("booking", re.compile(r"\b(nataka|ningependa|naomba|tunataka|tungependa)\b[^?.!]{0,30}"
                            r"\b(miadi|nafasi|kuja|kubook|booking)\b|\bweka miadi\b|\bkuweka miadi\b"), 0.8),
     ("hours", re.compile(
@@ -129,7 +144,58 @@ def rule_scores(text: str) -> dict[str, float]:
     for intent, pattern, weight in _RULES:
         if pattern.search(normalized):
             scores[intent] = max(scores.get(intent, 0.0), weight)
+    if "services" not in scores and not policy_topic(normalized) and (
+            _ASKS_THE_BUSINESS.search(normalized) or _CHOOSING.search(normalized)
+            or (_FAULT.search(normalized) and not _SELF_HELP.search(normalized))):
+        scores["services"] = ASKS_THE_BUSINESS_WEIGHT
     return scores
+
+
+# Whether the business is asked to do something for the customer: "do you repair MacBooks?", "can you
+# remove stains?", "can your electrician help?", "mnatengeneza solar?", "mtaweza kuja?". What it is asked
+# to do is a service it offers or not; what the customer does ("can I pay in two parts?") is not.
+_ASKS_THE_BUSINESS = re.compile(
+    r"\b(do|can|could|will|would|does|did) (you|ya|you guys|your \w+|someone|somebody|anyone|one of your \w+"
+    r"|a (\w+ )?(vet|doctor|technician|fundi|plumber|electrician|driver|rider|instructor|therapist|teacher|tutor"
+    r"|stylist|mechanic|baker|engineer))\b"
+    r"|\b(are you able to|is it possible for you to|is that something you)\b"
+    r"|\bmn(a|aweza ku|ingeweza ku)[a-z]{3,}\b|\bmt(a|aweza ku)[a-z]{3,}\b")
+ASKS_THE_BUSINESS_WEIGHT = 0.55
+
+# Choosing among what is sold: "which massage is best for knots?", "lithium or gel, which is better?",
+# "what size of water heater do I need?", "would the facial suit me?".
+_CHOOSING = re.compile(
+    r"\b(which|what) (\w+ ){0,3}(is|are|would be) (best|better|right|good)\b|\bwhich (is|one is) (best|better)\b"
+    r"|\b(which|what) (\w+ ){0,3}(should|do|would|can) (i|we) (pick|choose|get|buy|need|use)\b"
+    r"|\bwhat size\b|\bwould (\w+ ){0,3}suit\b|\bwhich one\b|\bor (\w+ ){0,2}which\b"
+    r"|\bwhich (\w+ )?(do you )?recommend\b"
+    r"|\bcope with\b|\bipi (ni )?bora\b|\bbora zaidi\b")
+
+# Something broken or not working, told to a business that repairs it: "the sink won't drain", "my phone
+# is not charging". Asking what to do about it oneself ("what should I check first?") is advice, not a service.
+_FAULT = re.compile(
+    r"\b(won't|will not|doesn't|does not|isn't|is not|not|can't|cannot|stopped|keeps?|broken|broke|cracked"
+    r"|leak\w*|blocked|burst|dead|faulty|only gives|stuck)\b[^?.!]{0,30}\b(work\w*|charg\w*|start\w*|go down|drain\w*"
+    r"|turn\w* on|switch\w* on|flush\w*|heat\w*|pump\w*|cool\w*|water|screen|battery|dribble)\b"
+    r"|\b(imeharibika|imevunjika|haifanyi kazi|haiwaki|haichaji|imeziba|inavuja)\b")
+_SELF_HELP = re.compile(r"\b(what|how) (should|do|can|must) i\b|\bwhat do i do\b|\bshould i\b|\banything i can do\b"
+                        r"|\bnifanye\b|\bnicheki\b|\bniangalie\b")
+
+# Payment, place, policy, facilities and people: a question about these is `other` even when it is put to
+# the business ("do you accept M-Pesa?", "do you have parking?", "who owns the shop?").
+_POLICY_TOPIC = re.compile(
+    r"\b(pay|paying|paid|payment|payments|m ?pesa|pay ?bill|till|card|cards|cash|cheques?|refund\w*|return\w*"
+    r"|warrant\w*|guarantee\w*|discount\w*|loyalty|points|deposit\w*|instal+ments?|invoice\w*|receipts?"
+    r"|where|located|location|directions|address|parking|park|wi ?fi|toilets?|lockers?|showers?|sauna|steam room"
+    r"|pool|changing rooms?|waiting (area|room)|wheelchair"
+    r"|owner|owns|founded|policy|policies|lose|lost|damages?|damaged|insured|insurance|licen[cs]ed|certified"
+    r"|certificate|remind\w*|sms|privacy|walk ?ins?|redo|re do"
+    r"|lipa|nilipe|kulipa|malipo|pesa|punguzo|dhamana|amana|wapi|risiti|mwenye)\b")
+
+
+def policy_topic(text: str) -> bool:
+    """Whether a message is about payment, place, policy, facilities or people (never a service)."""
+    return bool(_POLICY_TOPIC.search(normalize(text)))
 
 
 # ----------------------------------------------------------------------------- prototypes
@@ -236,8 +302,21 @@ PROTOTYPE_MIN_SIMILARITY = 0.6
 PROTOTYPE_MIN_MARGIN = 0.05
 
 
-def classify(text: str, *, query_vector: list[float] | None = None, embed: bool = True) -> IntentResult:
-    """Offline intent: rules first, the nearest-prototype vote to break ties or fill in, `other` by default."""
+def classify(text: str, *, query_vector: list[float] | None = None, embed: bool = True,
+             names_service: bool = False) -> IntentResult:
+    """Offline intent: rules first, the nearest-prototype vote to break ties or fill in, `other` by default.
+
+    `names_service`: the message names a row of the business's services table (facts.named_services), so
+    what would be `other` is a question about that service, unless its topic is payment, place or policy.
+    """
+    result = _classify(text, query_vector=query_vector, embed=embed)
+    if names_service and result.intent == "other" and not policy_topic(text):
+        return IntentResult(intent="services", confidence=0.6, source="service_named",  # intent_source is 16 characters
+                            scores=result.scores)
+    return result
+
+
+def _classify(text: str, *, query_vector: list[float] | None, embed: bool) -> IntentResult:
     rules = rule_scores(text)
     if rules:
         best = max(rules, key=rules.get)

@@ -18,7 +18,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from conversations import costs, followups, handoffs, i18n, intents
-from conversations.facts import Facts, facts_beside_knowledge, facts_for, facts_intent_for
+from conversations.facts import (Facts, facts_beside_knowledge, facts_for, facts_intent_for, named_services,
+                                 services_list)
 from conversations.models import HandoffRequest, Session, Turn
 from conversations.prompting import load_prompt_template
 from conversations.shaping import AnswerDelta, ShapedAnswer
@@ -361,17 +362,20 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
         # The question's embedding is made here (retrieval then finds it in the query cache), so its
         # time is measured here too and reported as the turn's embedding latency.
         vector, embedding_ms = _embed_query(inp.message) if embed else (None, 0.0)
-        intent = intents.classify(inp.message, query_vector=vector, embed=False)
+        intent = intents.classify(inp.message, query_vector=vector, embed=False,
+                                  names_service=_names_service(inp.message))
     else:
         intent = intent_classify(message=inp.message, embed=embed)
     if reading.followup and followups.asks_its_own_question(raw.message):
         # It says what it asks ("can the driver come that day?"): its own intent; retrieval still reads the topic.
-        intent = (intents.classify(raw.message, embed=embed) if over_ceiling or not llm_classifier_enabled()
+        intent = (intents.classify(raw.message, embed=embed, names_service=_names_service(raw.message))
+                  if over_ceiling or not llm_classifier_enabled()
                   else intent_classify(message=raw.message, embed=embed))
     if reading.followup and intent.intent in intents.ACTION_INTENTS and intent.intent not in intents.rule_scores(
             raw.message):
         # A booking, cancellation or reschedule is asked for in so many words, never inherited from the topic.
-        intent = (intents.classify(raw.message, embed=embed) if over_ceiling or not llm_classifier_enabled()
+        intent = (intents.classify(raw.message, embed=embed, names_service=_names_service(raw.message))
+                  if over_ceiling or not llm_classifier_enabled()
                   else intent_classify(message=raw.message, embed=embed))
     plan = _Plan(started=started, session=session, message=raw.message, channel=channel, language=language,
                  trivial=trivial, intent=intent, fallback_reason="cost_ceiling" if over_ceiling else "",
@@ -397,13 +401,9 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
     facts_intent = facts_intent_for(intent=intent.intent, message=inp.message)
     if facts_intent:
         plan.facts = facts_for(intent=facts_intent, message=inp.message)
+        # Retrieval never narrows by intent (inline or hybrid), so a misread intent cannot hide the answer.
         plan.retrieval = _fetch(facts_intent, message=inp.message, channel=channel, session=session,
                                 filters=inp.filters)
-        if not _relevant(plan.retrieval):
-            # The intent narrows the categories searched; a miss there may still be covered elsewhere.
-            wider = _fetch("other", message=inp.message, channel=channel, session=session, filters=inp.filters)
-            if _relevant(wider):
-                plan.retrieval = wider
         facts_beside_knowledge(plan.facts, knowledge=_relevant(plan.retrieval))
         if plan.facts.is_empty and not _relevant(plan.retrieval):
             _refuse(plan, plan.retrieval.refusal_reason if plan.retrieval else "no_relevant_context")
@@ -413,6 +413,11 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
     if not _relevant(plan.retrieval):
         _refuse(plan, (plan.retrieval.refusal_reason if plan.retrieval else None) or "no_relevant_context")
     return plan
+
+
+def _names_service(message: str) -> bool:
+    """Whether a message names a row of the services table (a question about that service)."""
+    return bool(named_services(message, services_list()))
 
 
 def _refuse(plan: _Plan, reason: str | None) -> None:
@@ -621,7 +626,10 @@ def _telemetry(plan: _Plan, *, turn: Turn, meta: dict, citations: list[dict], sh
                            "question": plan.message[:500], "language": plan.language,
                            "session_id": plan.session.public_id, "turn_id": turn.public_id,
                            "channel": plan.channel})
-    if plan.intent.intent == "other" and plan.refusal_reason not in NOT_KNOWLEDGE_GAPS:
+    # Any question the knowledge should answer, whatever the classifier called it (a services question the
+    # knowledge lacks is a gap too); a turn the facts answered alone is not one.
+    if (plan.intent.intent in intents.QUESTION_INTENTS and plan.refusal_reason not in NOT_KNOWLEDGE_GAPS
+            and not (plan.facts is not None and plan.facts.answers_alone and plan.facts.quoted)):
         _event("knowledge_gap_candidate", {
             "question": plan.message[:500], "snippets_available": len(retrieval.snippets) if retrieval else 0,
             "refused": bool(plan.refusal_reason), "refusal_reason": plan.refusal_reason or "",

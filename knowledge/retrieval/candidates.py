@@ -91,8 +91,7 @@ class QueryText:
         return "[" + ",".join(f"{value:.7g}" for value in self.vector) + "]"
 
 
-def eligibility_sql(*, channel: str, today: dt.date, filters: Filters,
-                    categories: tuple[str, ...] | None = None) -> tuple[str, dict]:
+def eligibility_sql(*, channel: str, today: dt.date, filters: Filters) -> tuple[str, dict]:
     """The WHERE clause (alias v) of snippet versions a turn may use, and its parameters."""
     clauses = [
         "v.is_active",
@@ -103,9 +102,6 @@ def eligibility_sql(*, channel: str, today: dt.date, filters: Filters,
         "(v.valid_until IS NULL OR v.valid_until >= %(el_today)s)",
     ]
     params: dict = {"el_role": Role.RETRIEVED, "el_draft": Status.DRAFT, "el_channel": channel, "el_today": today}
-    if categories:
-        clauses.append("v.category = ANY(%(el_route)s)")
-        params["el_route"] = list(categories)
     if filters.categories:
         clauses.append("v.category = ANY(%(f_category)s)")
         params["f_category"] = list(filters.categories)

@@ -24,8 +24,6 @@ from telemetry.services import event_record
 
 logger = logging.getLogger(__name__)
 
-# Intent -> categories for inline mode (the Ratiba Phase-0 routing); other intents see everything.
-ROUTES: dict[str, tuple[str, ...]] = {"services": ("service", "general"), "hours": ("hours", "general")}
 RELATED_SEEDS = 3  # related snippets are taken from this many top results
 RELATED_MAX = 3  # and at most this many are added
 MAX_QUERY_CHARS = 2000
@@ -219,9 +217,12 @@ def _chunk_candidates(*, prepared: PreparedQuery, filters: Filters, session, lim
 def _inline(result: Retrieval, *, settings_row, intent: str, channel: str, limit: int, max_chars: int,
             filters: Filters, prepared: PreparedQuery, weights: Weights, session=None,
             record: bool = True, cursor=None) -> list[Candidate]:
-    """The whole routed KB, newest first, cut at `limit` / `max_chars`; then ranked for citations."""
-    routes = ROUTES.get(intent)
-    where, params = sql.eligibility_sql(channel=channel, today=tenant_today(), filters=filters, categories=routes)
+    """The whole KB, newest first, cut at `limit` / `max_chars`; then ranked for citations.
+
+    The intent does not narrow it (it once routed `services` to the service and general categories): a
+    question the classifier misreads, or one a policy snippet answers, must still find its snippet.
+    """
+    where, params = sql.eligibility_sql(channel=channel, today=tenant_today(), filters=filters)
     rows, total = sql.inline_rows(where=where, params=params, limit=max(limit, 0), cursor=cursor)
     chosen: list[int] = []
     chars = 0
@@ -260,7 +261,7 @@ def _inline(result: Retrieval, *, settings_row, intent: str, channel: str, limit
     result.returned_count = len(ranked)
     result.retrieved_tokens = sum(candidate.token_count for candidate in ranked)
     result.empty = not ranked
-    result.debug["inline"] = {"routes": list(routes) if routes else "all", "total": total,
+    result.debug["inline"] = {"total": total,
                               "returned": len(chosen), "characters": chars, "limit": limit,
                               "max_chars": max_chars, "cut_by": cut_by}
     result.debug["fusion"] = [_fusion_row(candidate, weights) for candidate in ranked]

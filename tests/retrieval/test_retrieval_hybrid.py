@@ -257,3 +257,13 @@ def test_the_result_carries_what_the_retrieval_log_needs(kb, mode):
     assert result.embedding_ms > 0 and result.retrieval_ms > 0
     assert result.empty is False and result.refusal_reason is None
     assert 0.0 <= result.relevance <= 1.0
+
+
+@pytest.mark.parametrize("intent", ["services", "hours", "booking", "cancel", "reschedule", "other"])
+def test_the_intent_never_changes_what_hybrid_returns(kb, mode, intent):
+    kb.spa()
+    mode("hybrid")
+    result = fetch_snippets(intent, query="Is there a fee if I cancel late?", channel="chat")
+    baseline = fetch_snippets("other", query="Is there a fee if I cancel late?", channel="chat")
+    assert [(s.key, s.score) for s in result.snippets] == [(s.key, s.score) for s in baseline.snippets]
+    assert result.snippets[0].key == "cancellation"
