@@ -184,7 +184,7 @@ def main() -> int:
 
     from conversations.prompting import load_prompt_template
     from conversations.providers.extractive import ExtractiveProvider, embedding_similarity
-    from conversations.providers.pricing import cost_usd
+    from llm.pricing import cost_usd
     from knowledge.embeddings import embed_query
     from knowledge.tokens import token_estimate
 

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+import llm
 from conversations import costs, followups, handoffs, i18n, intents
 from conversations.facts import (Facts, facts_beside_knowledge, facts_for, facts_intent_for, named_services,
                                  services_list)
@@ -120,6 +121,8 @@ class _Plan:
     context: followups.SessionContext = field(default_factory=followups.SessionContext)
     reading: followups.Reading | None = None
     capture: ContactCapture | None = None
+    # Every LLM call of the turn, priced; its limit is what the session may still spend.
+    meter: llm.Meter = field(default_factory=llm.Meter)
 
 
 @dataclass(frozen=True)
@@ -211,39 +214,28 @@ def _event(name: str, payload: dict) -> None:
 
 def llm_classifier_enabled() -> bool:
     """INTENT_CLASSIFIER=auto|llm: use the configured LLM provider when it has a key."""
-    from conversations.providers import has_api_key
-
     if getattr(settings, "INTENT_CLASSIFIER", "auto") == "offline":
         return False
-    return settings.LLM_PROVIDER in ("anthropic", "openai") and has_api_key(settings.LLM_PROVIDER)
+    return llm.hosted_enabled()
 
 
-_INTENT_PROVIDERS: dict[tuple, object] = {}
+INTENT_MAX_TOKENS = 20  # {"intent": "reschedule"} and nothing else
 
 
-def _intent_provider():
-    """The configured LLM with a tiny output budget, one client per process and configuration."""
-    from conversations.providers import get_provider
+def intent_classify(*, message: str, embed: bool = True, config: llm.LlmConfig | None = None,
+                    meter: llm.Meter | None = None) -> intents.IntentResult:
+    """The LLM classifier when a provider is configured (or given), else the offline one; never raises.
 
-    key = (settings.LLM_PROVIDER, settings.ANTHROPIC_API_KEY, settings.ANTHROPIC_BASE_URL, settings.ANTHROPIC_MODEL,
-           settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL, settings.OPENAI_MODEL)
-    if key not in _INTENT_PROVIDERS:
-        _INTENT_PROVIDERS[key] = get_provider(settings.LLM_PROVIDER, max_tokens=20)
-    return _INTENT_PROVIDERS[key]
-
-
-def intent_classify(*, message: str, embed: bool = True, provider=None) -> intents.IntentResult:
-    """The LLM classifier when a provider is configured (or given), else the offline one; never raises."""
-    if provider is None and not llm_classifier_enabled():
+    The call is priced into `meter`, else the turn's current one, else a meter of its own (the result's
+    `scores["cost_usd"]` carries it then).
+    """
+    if config is None and not llm_classifier_enabled():
         return intents.classify(message, embed=embed)
+    meter = meter or llm.current_meter() or llm.Meter()
     try:
-        from conversations.prompting import AssembledPrompt
-
-        provider = provider or _intent_provider()
-        prompt = AssembledPrompt(template_version="intent-1", cache_eligible=True, system=intents.LLM_SYSTEM_PROMPT,
-                                 user=f"<customer_message>\n{message}\n</customer_message>", question=message,
-                                 language="en", channel="chat", intent="", sources=(), core_sections=())
-        result = provider.generate(prompt)
+        request = llm.LlmRequest(system=intents.LLM_SYSTEM_PROMPT, max_tokens=INTENT_MAX_TOKENS, purpose="intent",
+                                 user=f"<customer_message>\n{message}\n</customer_message>", cache_system=True)
+        result = llm.complete(request, config=config, meter=meter)
         intent = intents.parse_llm_intent(result.text)
         if intent is not None:
             return intents.IntentResult(intent=intent, confidence=0.9, source="llm",
@@ -287,11 +279,33 @@ def _relevant(retrieval: Retrieval | None) -> bool:
 
 
 def plan_turn(inp: TurnInput) -> _Plan:
-    """Validate, load the session and decide how this turn is answered (no provider call yet)."""
+    """Validate, load the session and decide how this turn is answered (no answer call yet).
+
+    Every LLM call the turn makes (intent, query rewrite, answer) is priced into `plan.meter`, which
+    allows none once the session's spend reaches the hard ceiling.
+    """
     started = time.perf_counter()
     inp = check_turn_input(inp)
     session = session_get_or_create(session_id=inp.session_id, channel=inp.channel,
                                     api_key_prefix=inp.api_key_prefix, started_by=inp.started_by)
+    meter = _turn_meter(session)
+    # Current while planning: retrieval's query rewrite finds it there (it returns only text).
+    with llm.metering(meter):
+        plan = _plan_message(inp, started=started, session=session)
+    plan.meter = meter
+    return plan
+
+
+def _turn_meter(session: Session) -> llm.Meter:
+    """A meter that allows calls until the session's spend reaches the hard ceiling."""
+    if llm.configured_name() not in llm.HOSTED:
+        return llm.Meter()  # no LLM to call: spare the spend lookup
+    state = costs.peek_cost(session=session)
+    return llm.Meter(limit_usd=max(state.hard_ceiling_usd - state.spent_usd, Decimal(0)))
+
+
+def _plan_message(inp: TurnInput, *, started: float, session: Session) -> _Plan:
+    """Decide how this message is answered: alone, with the last topic, or as a contact for a hand-off."""
     context = followups.session_context(session=session)
     trivial = _is_trivial(inp.message)
     language = _language_for(inp, session, trivial=trivial)
@@ -450,9 +464,13 @@ def _shaping_kwargs(plan: _Plan) -> dict:
     snippets: list[RetrievedSnippet] = list(plan.retrieval.snippets) if _relevant(plan.retrieval) else []
     if plan.facts is not None and plan.facts.answers_alone:
         snippets = []  # the matching rows are the whole answer: nothing unrelated beside them
+    if not plan.meter.allows_call() and not plan.fallback_reason:
+        # The turn's own calls (intent, rewrite) reached the hard ceiling: the answer is extractive too.
+        plan.fallback_reason = "cost_ceiling"
     return {"question": plan.message, "language": plan.language, "channel": plan.channel,
             "intent": plan.intent.intent, "snippets": snippets, "facts": plan.facts,
-            "force_extractive": plan.fallback_reason == "cost_ceiling", "force_reason": "cost_ceiling"}
+            "force_extractive": plan.fallback_reason == "cost_ceiling", "force_reason": "cost_ceiling",
+            "meter": plan.meter}
 
 
 def _context_kwargs(plan: _Plan) -> dict:
@@ -518,9 +536,8 @@ def finish_turn(plan: _Plan, *, answer: str, shaped=None, aborted: bool = False)
     handoff = None
     provider = getattr(shaped, "provider", None) or NO_PROVIDER
     model = getattr(shaped, "model", "") or ""
-    cost = Decimal(str(getattr(shaped, "cost_usd", 0) or 0)).quantize(Decimal("0.000001"))
-    intent_cost = Decimal(str(plan.intent.scores.get("cost_usd", 0) if plan.intent.source == "llm" else 0))
-    cost += intent_cost.quantize(Decimal("0.000001"))
+    # Every call the turn made (intent, rewrite, answer, a classification later discarded) was priced here.
+    cost = plan.meter.spent_usd.quantize(Decimal("0.000001"))
     input_tokens = int(getattr(shaped, "input_tokens", 0) or 0)
     output_tokens = int(getattr(shaped, "output_tokens", 0) or 0)
     prompt_tokens = int(getattr(shaped, "prompt_tokens", 0) or input_tokens or 0)
@@ -538,6 +555,8 @@ def finish_turn(plan: _Plan, *, answer: str, shaped=None, aborted: bool = False)
         "trivial": plan.trivial,
         "prompt_version": load_prompt_template().version,
     }
+    if plan.meter.calls:
+        meta["llm_calls"] = [call.to_dict() for call in plan.meter.calls]
     if shaped is not None and shaped.refusal_reason:
         meta["refused_by"] = "cost_ceiling" if shaped.refusal_reason == "cost_ceiling" else "llm"
     reason = (plan.fallback_reason or shaped.fallback_reason or "") if shaped is not None else ""

@@ -39,10 +39,9 @@ from conversations.prompting import AssembledPrompt, CoreSection, Source, assemb
 from conversations.providers import (ExtractiveProvider, Provider, ProviderError, ProviderNotConfigured,
                                      ProviderResult, TextDelta, get_provider, has_api_key)
 from conversations.providers.extractive import ExtractiveAnswer, chunk_text, strip_metadata
-from conversations.providers.pricing import cost_usd
 from conversations.translations import LANGUAGE_FIELD, in_customer_language, record_missing_versions
 from knowledge.retrieval.types import RetrievedSnippet
-from knowledge.tokens import token_estimate
+from llm import Meter
 from telemetry.services import event_record
 
 logger = logging.getLogger(__name__)
@@ -171,11 +170,14 @@ def citations_for_llm(text: str, prompt: AssembledPrompt) -> list[Citation]:
     return [_citation(source, ref=source.ref) for source in facts + knowledge]
 
 
-def _choose(*, provider: Provider | None, force_extractive: bool,
-            force_reason: str) -> tuple[Provider, str, str | None]:
+def _choose(*, provider: Provider | None, force_extractive: bool, force_reason: str,
+            meter: Meter) -> tuple[Provider, str, str | None]:
     """(provider to run, provider that was requested, why the extractive one replaced it)."""
     extractive = ExtractiveProvider()
     requested = provider.name if provider is not None else (settings.LLM_PROVIDER or "extractive").strip().lower()
+    if not meter.allows_call() and requested != extractive.name:
+        # The turn's calls so far reached the session's hard ceiling: no answer call either.
+        force_extractive, force_reason = True, "cost_ceiling"
     if force_extractive:
         return extractive, requested, force_reason if requested != extractive.name else None
     if provider is not None:
@@ -185,22 +187,11 @@ def _choose(*, provider: Provider | None, force_extractive: bool,
     if requested in ("anthropic", "openai") and not has_api_key(requested):
         return extractive, requested, "no_api_key"
     try:
-        return _cached_provider(requested), requested, None
+        # Cheap to build: the SDK client behind it is cached per configuration in `llm.clients`.
+        return get_provider(requested), requested, None
     except ProviderNotConfigured as exc:
         logger.warning("LLM provider unavailable, answering extractively: %s", exc)
         return extractive, requested, "not_configured"
-
-
-_PROVIDERS: dict[tuple, Provider] = {}
-
-
-def _cached_provider(name: str) -> Provider:
-    # One client per process and configuration: the HTTP connection pool is reused across turns.
-    key = (name, settings.ANTHROPIC_API_KEY, settings.ANTHROPIC_BASE_URL, settings.ANTHROPIC_MODEL,
-           settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL, settings.OPENAI_MODEL, settings.LLM_TIMEOUT_SECONDS)
-    if key not in _PROVIDERS:
-        _PROVIDERS[key] = get_provider(name)
-    return _PROVIDERS[key]
 
 
 def _extractive_answer(prompt: AssembledPrompt, *, requested: str, started: float, **extra) -> ShapedAnswer:
@@ -274,18 +265,23 @@ def shape_answer(*, question: str, language: str, channel: str, intent: str = "o
                  personality: dict | None = None, core_sections: Sequence[CoreSection] | None = None,
                  force_extractive: bool = False, force_reason: str = "cost_ceiling",
                  provider: Provider | None = None, history: Sequence[dict] = (),
-                 read_as: str | None = None) -> ShapedAnswer:
-    """A checked answer to `question` from the given knowledge and facts; never raises for provider failures."""
+                 read_as: str | None = None, meter: Meter | None = None) -> ShapedAnswer:
+    """A checked answer to `question` from the given knowledge and facts; never raises for provider failures.
+
+    An LLM call is priced into `meter` (a turn's, with the session's ceiling) or, without one, into the
+    answer's own `cost_usd` only.
+    """
     started = time.monotonic()
+    meter = meter if meter is not None else Meter()
     prompt = prepare_prompt(question=question, language=language, channel=channel, intent=intent,
                             snippets=snippets, facts=facts, personality=personality, core_sections=core_sections,
                             history=history, read_as=read_as)
     chosen, requested, reason = _choose(provider=provider, force_extractive=force_extractive,
-                                        force_reason=force_reason)
+                                        force_reason=force_reason, meter=meter)
     if isinstance(chosen, ExtractiveProvider):
         return _extractive_answer(prompt, requested=requested, started=started, fallback_reason=reason)
     try:
-        result = chosen.generate(prompt)
+        result = chosen.generate(prompt, meter=meter)
     except ProviderError as exc:
         return _on_provider_error(prompt, exc, requested=requested, model=chosen.model, started=started)
     return _checked(prompt, text=result.text, result=result, requested=requested, started=started,
@@ -297,14 +293,15 @@ def shape_answer_stream(*, question: str, language: str, channel: str, intent: s
                         personality: dict | None = None, core_sections: Sequence[CoreSection] | None = None,
                         force_extractive: bool = False, force_reason: str = "cost_ceiling",
                         provider: Provider | None = None, history: Sequence[dict] = (),
-                        read_as: str | None = None) -> Iterator[AnswerDelta | ShapedAnswer]:
+                        read_as: str | None = None, meter: Meter | None = None) -> Iterator[AnswerDelta | ShapedAnswer]:
     """AnswerDelta items, then one ShapedAnswer (see the module docstring for `replaces_streamed_text`)."""
     started = time.monotonic()
+    meter = meter if meter is not None else Meter()
     prompt = prepare_prompt(question=question, language=language, channel=channel, intent=intent,
                             snippets=snippets, facts=facts, personality=personality, core_sections=core_sections,
                             history=history, read_as=read_as)
     chosen, requested, reason = _choose(provider=provider, force_extractive=force_extractive,
-                                        force_reason=force_reason)
+                                        force_reason=force_reason, meter=meter)
     if isinstance(chosen, ExtractiveProvider):
         answer = _extractive_answer(prompt, requested=requested, started=started, fallback_reason=reason)
         yield from (AnswerDelta(text=piece) for piece in chunk_text(answer.text))
@@ -315,7 +312,8 @@ def shape_answer_stream(*, question: str, language: str, channel: str, intent: s
     received = ""  # everything the provider sent
     sent = 0  # how much of it the client has
     result = None
-    stream = chosen.stream(prompt)
+    calls_before = len(meter.calls)
+    stream = chosen.stream(prompt, meter=meter)
     try:
         for item in stream:
             if isinstance(item, TextDelta):
@@ -344,12 +342,9 @@ def shape_answer_stream(*, question: str, language: str, channel: str, intent: s
             close()
 
     if result is None:
-        # Cut short by the output filter (the usage report never came): charge an estimate.
-        input_tokens, output_tokens = prompt.token_estimate, token_estimate(received)
-        result = ProviderResult(text=received, provider=chosen.name, model=chosen.model, input_tokens=input_tokens,
-                                output_tokens=output_tokens,
-                                cost_usd=cost_usd(provider=chosen.name, model=chosen.model,
-                                                  input_tokens=input_tokens, output_tokens=output_tokens))
+        # Cut short by the output filter: the usage report never came, so the LLM layer priced an estimate.
+        result = (meter.calls[-1].completion if len(meter.calls) > calls_before
+                  else ProviderResult(text=received, provider=chosen.name, model=chosen.model))
     answer = _checked(prompt, text=result.text, result=result, requested=requested, started=started,
                       detector=detector)
     # An LLM refusal is replaced by the deflection exactly like a rejected LLM answer.

@@ -35,6 +35,10 @@ def _fresh_cache():
     cache.clear()
     # Query vectors are cached per process; a test that fakes the embedder must not leak into the next.
     embeddings._query_cache.clear()
+    # LLM clients are cached per configuration; one built on a test's mocked transport must not serve the next.
+    from llm import clients_clear
+
+    clients_clear()
     # Without a broker the suite's tasks run inline; a test that pointed the app elsewhere must not leak.
     from ratiba.celery import app as celery_app
 

@@ -339,11 +339,11 @@ class ExtractiveProvider(Provider):
         cited = [(number, by_ref[ref], quoted[ref]) for ref, number in numbers.items()]
         return ExtractiveAnswer(text=text, cited=cited)
 
-    def generate(self, prompt: AssembledPrompt) -> ProviderResult:
+    def generate(self, prompt: AssembledPrompt, *, meter=None) -> ProviderResult:
         answer = self.compose(prompt)
         return ProviderResult(text=answer.text, provider=self.name, model=self.model, stop_reason="end")
 
-    def stream(self, prompt: AssembledPrompt) -> Iterator[TextDelta | ProviderResult]:
+    def stream(self, prompt: AssembledPrompt, *, meter=None) -> Iterator[TextDelta | ProviderResult]:
         result = self.generate(prompt)
         yield from (TextDelta(text=piece) for piece in chunk_text(result.text))
         yield result

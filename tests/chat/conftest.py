@@ -31,25 +31,23 @@ def chat(spa, api_client):
 
 @pytest.fixture
 def llm(settings, monkeypatch):
-    """Configure a provider whose HTTP goes to a FakeLlmServer: llm("anthropic"|"openai") -> server."""
-    import conversations.shaping as shaping
-    from conversations import services
+    """Configure a provider whose HTTP goes to a FakeLlmServer: llm("anthropic"|"openai") -> server.
+
+    Only the transport is replaced: every call (intent, rewrite, answer) goes through the real `llm` path
+    and the real Anthropic/OpenAI client, built once per configuration.
+    """
+    from llm import clients
 
     from chat_llm import FakeLlmServer
 
     def configure(name: str) -> FakeLlmServer:
-        from conversations.providers.anthropic import AnthropicProvider
-        from conversations.providers.openai import OpenAIProvider
-
         server = FakeLlmServer()
         settings.LLM_PROVIDER = name
         settings.ANTHROPIC_API_KEY = "sk-ant-test" if name == "anthropic" else ""
         settings.OPENAI_API_KEY = "sk-test" if name == "openai" else ""
-        cls = AnthropicProvider if name == "anthropic" else OpenAIProvider
-        answer_provider = cls(api_key="test-key", http_client=server.client(), max_retries=0)
-        intent_provider = cls(api_key="test-key", http_client=server.client(), max_retries=0, max_tokens=20)
-        monkeypatch.setattr(shaping, "_cached_provider", lambda requested: answer_provider)
-        monkeypatch.setattr(services, "_intent_provider", lambda: intent_provider)
+        settings.LLM_MAX_RETRIES = 0
+        monkeypatch.setattr(clients, "default_http_client", lambda config: server.client())
+        clients.clients_clear()
         return server
 
     return configure

@@ -70,7 +70,10 @@ def test_an_llm_refusal_streams_the_deflection_and_never_the_marker(chat, llm, p
 
 def test_a_swahili_llm_refusal_is_deflected_in_swahili(chat, llm):
     server = llm("openai")
-    server.replies = [openai_completion('{"intent":"other"}'), openai_completion("[[NO_ANSWER]]")]
+    # A Swahili question: the query rewrite is a call of its own, between the intent and the answer.
+    server.replies = [openai_completion('{"intent":"other"}'), openai_completion("car parking"),
+                      openai_completion("[[NO_ANSWER]]")]
     body = chat(message="Je, kuna maegesho ya magari?", language="sw").json()
+    assert [call["purpose"] for call in body["meta"]["llm_calls"]] == ["intent", "rewrite", "answer"]
     assert body["refusal_reason"] == "no_relevant_context"
     assert body["answer"] == i18n.deflection("no_relevant_context", language="sw")

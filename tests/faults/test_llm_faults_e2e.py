@@ -61,9 +61,7 @@ STREAM_FAILURES = {
 @pytest.fixture
 def llm(settings, monkeypatch):
     """llm(provider, reply) -> MockServer: the configured LLM answers through the real client with `reply`."""
-    import conversations.shaping as shaping
-    from conversations.providers.anthropic import AnthropicProvider
-    from conversations.providers.openai import OpenAIProvider
+    from llm import clients
 
     def configure(name: str, reply) -> MockServer:
         server = MockServer([reply])
@@ -71,9 +69,9 @@ def llm(settings, monkeypatch):
         settings.ANTHROPIC_API_KEY = "sk-ant-test" if name == "anthropic" else ""
         settings.OPENAI_API_KEY = "sk-test" if name == "openai" else ""
         settings.INTENT_CLASSIFIER = "offline"  # the answer is the only LLM call
-        cls = AnthropicProvider if name == "anthropic" else OpenAIProvider
-        provider = cls(api_key="test-key", http_client=server.client(), max_retries=0)
-        monkeypatch.setattr(shaping, "_cached_provider", lambda requested: provider)
+        settings.LLM_MAX_RETRIES = 0
+        monkeypatch.setattr(clients, "default_http_client", lambda config: server.client())
+        clients.clients_clear()
         return server
 
     return configure

@@ -185,10 +185,8 @@ def test_the_extractive_provider_never_echoes_the_system_message_or_rules(spa_wi
 
 @pytest.fixture
 def compliant_llm(settings, monkeypatch):
-    """The real Anthropic provider and client, its HTTP answered by a queue of mocked replies."""
-    import conversations.services as services
-    import conversations.shaping as shaping
-    from conversations.providers.anthropic import AnthropicProvider
+    """The real Anthropic client through the one LLM path, its HTTP answered by a queue of mocked replies."""
+    from llm import clients
 
     replies: list[httpx2.Response] = []
     sent: list[dict] = []
@@ -201,10 +199,10 @@ def compliant_llm(settings, monkeypatch):
     settings.LLM_PROVIDER = "anthropic"
     settings.ANTHROPIC_API_KEY = "sk-ant-test"
     settings.INTENT_CLASSIFIER = "offline"
-    provider = AnthropicProvider(api_key="sk-ant-test", max_retries=0,
-                                 http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
-    monkeypatch.setattr(shaping, "_cached_provider", lambda requested: provider)
-    monkeypatch.setattr(services, "_intent_provider", lambda: None)
+    settings.LLM_MAX_RETRIES = 0
+    monkeypatch.setattr(clients, "default_http_client",
+                        lambda config: httpx2.Client(transport=httpx2.MockTransport(handler)))
+    clients.clients_clear()
     return replies, sent
 
 

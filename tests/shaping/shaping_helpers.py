@@ -47,6 +47,22 @@ BEHAVIOUR = CoreSection(key="behaviour_voice", version=5, role="behaviour", titl
 CORE = (GUARDRAIL, GUARDRAIL_SECRET, BEHAVIOUR)
 
 
+# ----------------------------------------------------------------------------- hosted providers
+
+
+def hosted(name: str, server: "MockServer", *, api_key: str = "sk-test", model: str | None = None,
+           max_retries: int = 0, **options):
+    """A hosted answer provider whose real SDK client talks to `server` (built once, like any configuration)."""
+    from django.conf import settings
+
+    from conversations.providers import HostedProvider
+    from llm import LlmConfig
+
+    model = model or getattr(settings, f"{name.upper()}_MODEL")
+    return HostedProvider(LlmConfig(provider=name, api_key=api_key, model=model, max_retries=max_retries,
+                                    http_client=server.client(), **options))
+
+
 # ----------------------------------------------------------------------------- HTTP mocks
 
 

@@ -6,10 +6,11 @@ import pytest
 from django.test import override_settings
 
 from conversations.prompting import assemble_prompt
-from conversations.providers import ProviderError, ProviderNotConfigured, ProviderResult, TextDelta, get_provider
-from conversations.providers.anthropic import AnthropicProvider
+from conversations.providers import (HostedProvider, ProviderError, ProviderNotConfigured, ProviderResult, TextDelta,
+                                     get_provider)
+from llm import sdk_client
 from shaping_helpers import (ANTHROPIC_MODEL, CORE, PARKING, MockServer, anthropic_error, anthropic_events,
-                             anthropic_message, broken_stream, raise_timeout, sse, stream_response)
+                             anthropic_message, broken_stream, hosted, raise_timeout, sse, stream_response)
 
 
 @pytest.fixture
@@ -18,9 +19,8 @@ def prompt():
                            core_sections=list(CORE))
 
 
-def provider_for(server: MockServer, **options) -> AnthropicProvider:
-    return AnthropicProvider(api_key="sk-ant-test", model="claude-haiku-4-5", max_retries=0,
-                             http_client=server.client(), **options)
+def provider_for(server: MockServer, **options) -> HostedProvider:
+    return hosted("anthropic", server, api_key="sk-ant-test", model="claude-haiku-4-5", **options)
 
 
 def test_it_sends_a_cached_system_block_and_returns_text_tokens_and_cost(prompt):
@@ -92,14 +92,15 @@ def test_a_timeout_is_a_retryable_provider_error(prompt):
 def test_the_client_is_built_with_the_configured_timeout_and_retries():
     with override_settings(ANTHROPIC_API_KEY="sk-ant-x", LLM_TIMEOUT_SECONDS=7.5, LLM_MAX_RETRIES=1):
         provider = get_provider("anthropic")
-    assert provider.client.timeout == 7.5
-    assert provider.client.max_retries == 1
+    client = sdk_client(provider.config)
+    assert client.timeout == 7.5
+    assert client.max_retries == 1
 
 
 def test_a_retryable_error_is_retried_once_by_the_client(prompt):
     server = MockServer([anthropic_error(529, "overloaded_error", headers={"retry-after-ms": "1"}),
                          anthropic_message("Parking is free [1].")])
-    result = AnthropicProvider(api_key="k", max_retries=1, http_client=server.client()).generate(prompt)
+    result = hosted("anthropic", server, api_key="k", max_retries=1).generate(prompt)
     assert result.text == "Parking is free [1]." and len(server.requests) == 2
 
 

@@ -6,10 +6,10 @@ import pytest
 from django.test import override_settings
 
 from conversations.prompting import assemble_prompt
-from conversations.providers import ProviderError, ProviderNotConfigured, ProviderResult, TextDelta, get_provider
-from conversations.providers.openai import OpenAIProvider
-from shaping_helpers import (CORE, OPENAI_MODEL, PARKING, MockServer, broken_stream, openai_chunks, openai_completion,
-                             openai_error, raise_timeout, sse, stream_response)
+from conversations.providers import (HostedProvider, ProviderError, ProviderNotConfigured, ProviderResult, TextDelta,
+                                     get_provider)
+from shaping_helpers import (CORE, OPENAI_MODEL, PARKING, MockServer, broken_stream, hosted, openai_chunks,
+                             openai_completion, openai_error, raise_timeout, sse, stream_response)
 
 
 @pytest.fixture
@@ -18,8 +18,8 @@ def prompt():
                            core_sections=list(CORE))
 
 
-def provider_for(server: MockServer) -> OpenAIProvider:
-    return OpenAIProvider(api_key="sk-test", model="gpt-4o-mini", max_retries=0, http_client=server.client())
+def provider_for(server: MockServer) -> HostedProvider:
+    return hosted("openai", server, model="gpt-4o-mini")
 
 
 def test_it_sends_system_then_user_and_returns_text_tokens_and_cost(prompt):

@@ -5,26 +5,24 @@ import httpx2
 import pytest
 from django.test import override_settings
 
-from conversations.providers.anthropic import AnthropicProvider
+from conversations.providers import HostedProvider
 from conversations.providers.extractive import ExtractiveProvider
-from conversations.providers.openai import OpenAIProvider
 from conversations.prompting import assemble_prompt
 from conversations.shaping import AnswerDelta, Citation, ShapedAnswer, shape_answer, shape_answer_stream
 from shaping_helpers import (ANTHROPIC_MODEL, CANCELLATION, CORE, DEPOSIT, GUARDRAIL, GUARDRAIL_SECRET, PARKING,
-                             MockServer, anthropic_error, anthropic_events, anthropic_message, broken_stream,
+                             MockServer, anthropic_error, anthropic_events, anthropic_message, broken_stream, hosted,
                              openai_chunks, openai_completion, openai_error, raise_timeout, sse, stream_response)
 from telemetry.models import Event
 
 SNIPPETS = [PARKING, CANCELLATION, DEPOSIT]
 
 
-def anthropic(server: MockServer) -> AnthropicProvider:
-    return AnthropicProvider(api_key="sk-ant-test", model="claude-haiku-4-5", max_retries=0,
-                             http_client=server.client())
+def anthropic(server: MockServer) -> HostedProvider:
+    return hosted("anthropic", server, api_key="sk-ant-test", model="claude-haiku-4-5")
 
 
-def openai(server: MockServer) -> OpenAIProvider:
-    return OpenAIProvider(api_key="sk-test", model="gpt-4o-mini", max_retries=0, http_client=server.client())
+def openai(server: MockServer) -> HostedProvider:
+    return hosted("openai", server, model="gpt-4o-mini")
 
 
 def shape(question="Is there parking?", *, stream=False, **kwargs):
@@ -79,23 +77,22 @@ def test_force_extractive_skips_the_llm_for_the_cost_ceiling(tenant):
                                                                                     "cost_ceiling")
 
 
-@override_settings(LLM_PROVIDER="openai", OPENAI_API_KEY="sk-configured")
+@override_settings(LLM_PROVIDER="openai", OPENAI_API_KEY="sk-configured", LLM_MAX_RETRIES=0)
 def test_the_configured_provider_is_built_from_settings(tenant, monkeypatch):
-    from conversations import shaping
+    from llm import clients
 
     server = MockServer([openai_completion("Parking is free in the basement [1].")])
-    built = []
+    transports = []
 
-    def fake_get_provider(name):
-        built.append(name)
-        return openai(server)
+    def transport(config):
+        transports.append(config.provider)
+        return server.client()
 
-    shaping._PROVIDERS.clear()
-    monkeypatch.setattr(shaping, "get_provider", fake_get_provider)
+    monkeypatch.setattr(clients, "default_http_client", transport)
     first, second = shape(), (server.replies.append(openai_completion("Parking is free [1].")) or shape())
-    assert built == ["openai"]  # one client per process and configuration
+    assert transports == ["openai"] and clients.clients_count() == 1  # one client per process and configuration
     assert (first.provider, second.provider) == ("openai", "openai")
-    shaping._PROVIDERS.clear()
+    assert server.requests[0].headers["authorization"] == "Bearer sk-configured"
 
 
 # ----------------------------------------------------------------------------- LLM answers
