@@ -5,12 +5,16 @@
 
 It assembles the prompt, runs the configured provider and checks the answer before it leaves:
 
-- no API key, `force_extractive` (the cost ceiling) or LLM_PROVIDER=extractive -> the extractive answer;
+- no API key, `force_extractive` or a `meter` at its limit (the cost ceiling), or LLM_PROVIDER=extractive ->
+  the extractive answer;
 - a ProviderError or timeout -> the extractive answer, `provider_error` says what failed;
 - the output filter finds system-prompt or guardrail/behaviour text -> the extractive answer,
   `output_filtered=True`;
 - a price, time, date or phone number not found in a cited source or the facts -> the extractive answer,
   `grounding_fallback=True`.
+
+An LLM call goes down the one LLM path (`llm`) and is priced into the caller's `meter` (a turn's) or, when
+none is given, into the answer's own `cost_usd` alone.
 
 Every fallback is recorded here as a telemetry event (`provider_error` or `grounding_fallback`), so
 callers need not record it again. Nothing here raises for a provider failure.
