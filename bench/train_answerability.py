@@ -1,0 +1,201 @@
+"""Fine-tune the answerability cross-encoder on question/snippet pairs from the training folds.
+
+    .venv/bin/python bench/unseen_data.py                 # first: seed and run every business (cached)
+    .venv/bin/python bench/train_answerability.py         # train on folds 0-1, write the weights, score fold 2
+    .venv/bin/python bench/train_answerability.py --eval  # score fold 2 with the shipped weights only
+
+Pairs come from the cached runs of bench/unseen_data.py, only from TRAIN_FOLDS: for an answerable question
+its relevant snippets are positives and the best-ranked others negatives; for a labelled or synthetic near
+miss (the question with its answering snippets taken out) the best-ranked remaining snippets are
+negatives. Fold 2 is kept out (the score's AUC there is what it does on businesses it never saw); folds 3-4 are only
+reported.
+
+The model starts from the first LAYERS layers of the shipped all-MiniLM-L6-v2; its word embeddings stay
+frozen (read from the package), so only the layers and the head are written, in fp16. An experiment: see
+docs/BENCHMARKS.md ("A cross-encoder, tried and not shipped").
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import common, unseen_data  # noqa: E402
+
+TRAIN_FOLDS = (0, 1)
+HOLDOUT_FOLD = 2
+LAYERS = 3
+NEGATIVES_PER_RUN = 1
+EPOCHS = 1
+BATCH = 16
+SEED = 7
+
+
+def by_similarity(pool) -> list:
+    return sorted(pool, key=lambda c: -(c.similarity if c.similarity is not None else -1.0))
+
+
+def pairs_for(runs) -> list[tuple[str, str, int, str]]:
+    """(question, passage, label, business) for every run's best candidates and relevant snippets."""
+    from bench.answerability import passage_text
+
+    out = []
+    for run in runs:
+        seen = set()
+        for candidate in run.pool:
+            if candidate.key in run.relevant and candidate.key not in seen:
+                seen.add(candidate.key)
+                out.append((run.embedding_text, passage_text(candidate.title, candidate.body), 1, run.business))
+        negatives = [c for c in by_similarity(run.pool) if c.key not in run.relevant][:NEGATIVES_PER_RUN]
+        for candidate in negatives:
+            if candidate.key not in seen:
+                seen.add(candidate.key)
+                out.append((run.embedding_text, passage_text(candidate.title, candidate.body), 0, run.business))
+    return out
+
+
+def train(pairs, *, layers: int, epochs: int, threads: int):
+    import torch
+
+    from bench.answerability import MAX_TOKENS, build
+
+    torch.manual_seed(SEED)
+    torch.set_num_threads(threads)
+    model, tokenizer = build(None, layers=layers)
+    for parameter in model.encoder.embeddings.parameters():
+        parameter.requires_grad = False
+    # Each business weighs the same within each label, so large public tenants do not decide for the rest.
+    counts = defaultdict(int)
+    for _q, _p, label, business in pairs:
+        counts[(business, label)] += 1
+    per_label = defaultdict(float)
+    for (business, label), n in counts.items():
+        per_label[label] += 1.0
+    weights = [1.0 / counts[(b, label)] / per_label[label] for _q, _p, label, b in pairs]
+    scale = len(pairs) / sum(weights)
+    weights = [w * scale for w in weights]
+    optimizer = torch.optim.AdamW([
+        {"params": [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("head.")],
+         "lr": 5e-5},
+        {"params": model.head.parameters(), "lr": 1e-3},
+    ], weight_decay=0.01)
+    steps = epochs * ((len(pairs) + BATCH - 1) // BATCH)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min(1.0, (step + 1) / (0.06 * steps)) * max(0.0, 1 - step / steps))
+    loss_fn = torch.nn.BCEWithLogitsLoss(reduction="none")
+    rng = random.Random(SEED)
+    order = list(range(len(pairs)))
+    step = 0
+    started = time.perf_counter()
+    model.train()
+    lengths = [len(q) + len(p) for q, p, _label, _b in pairs]
+    for epoch in range(epochs):
+        # Batches of similar length pad less (two cores: padding is most of the cost), in random order.
+        rng.shuffle(order)
+        batches = []
+        for start in range(0, len(order), BATCH * 50):
+            chunk = sorted(order[start:start + BATCH * 50], key=lambda i: lengths[i])
+            batches += [chunk[k:k + BATCH] for k in range(0, len(chunk), BATCH)]
+        rng.shuffle(batches)
+        running = 0.0
+        for idx in batches:
+            batch = tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], truncation="only_second",
+                              max_length=MAX_TOKENS, padding=True, return_tensors="pt")
+            logits = model(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"))
+            labels = torch.tensor([float(pairs[i][2]) for i in idx])
+            w = torch.tensor([weights[i] for i in idx])
+            loss = (loss_fn(logits, labels) * w).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            scheduler.step()
+            step += 1
+            running += loss.item()
+            if step % 100 == 0:
+                print(f"  epoch {epoch} step {step}/{steps} loss {running / 100:.4f} "
+                      f"({time.perf_counter() - started:.0f} s)", flush=True)
+                running = 0.0
+    model.eval()
+    return model
+
+
+def save(model, path: Path, meta: dict) -> None:
+    from safetensors.torch import save_file
+
+    state = {k: v.detach().half().contiguous() for k, v in model.state_dict().items()
+             if not k.startswith("encoder.embeddings.") and "pooler" not in k}
+    save_file(state, str(path), metadata={"ratiba": json.dumps(meta)})
+
+
+def auc(scores: list[float], labels: list[int]) -> float:
+    pos = [s for s, y in zip(scores, labels) if y]
+    neg = [s for s, y in zip(scores, labels) if not y]
+    if not pos or not neg:
+        return float("nan")
+    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    return wins / (len(pos) * len(neg))
+
+
+def evaluate(runs, scorer) -> None:
+    """Per run: the best score over the top candidates; AUC answerable vs not, by dataset and language."""
+    from bench.answerability import passage_text
+
+    rows = []
+    started = time.perf_counter()
+    for run in runs:
+        top = by_similarity(run.pool)[:2]
+        scores = scorer.score(run.embedding_text, [passage_text(c.title, c.body) for c in top]) or [0.0]
+        rows.append((run, max(scores), scores[0]))
+    elapsed = time.perf_counter() - started
+    print(f"scored {len(runs)} runs in {elapsed:.0f} s ({1000 * elapsed / max(len(runs), 1):.1f} ms per run)")
+    table_rows = []
+    for label, keep in (("all", lambda r: True), ("written", lambda r: r.dataset in ("own", "dev")),
+                        ("public", lambda r: r.dataset == "public"), ("english", lambda r: r.language == "en"),
+                        ("swahili", lambda r: r.language == "sw")):
+        subset = [(r, best, first) for r, best, first in rows if keep(r) and (r.answerable or r.unanswerable_kind
+                                                                              in ("in_domain", "synthetic"))]
+        labels = [1 if r.answerable else 0 for r, _b, _f in subset]
+        table_rows.append([label, len(subset), auc([b for _r, b, _f in subset], labels),
+                           auc([f for _r, _b, f in subset], labels)])
+    print(common.table(["runs", "n", "AUC best of top 2", "AUC top 1"], table_rows,
+                       title=f"Answerable vs near miss, fold {HOLDOUT_FOLD} (never trained on)"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--eval", action="store_true", help="score the holdout fold with the shipped weights")
+    parser.add_argument("--layers", type=int, default=LAYERS)
+    parser.add_argument("--epochs", type=int, default=EPOCHS)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--limit", type=int, default=0, help="train on at most this many pairs (a quick try)")
+    args = parser.parse_args()
+    common.setup_django(migrate=False)
+    from bench.answerability import WEIGHTS_PATH, AnswerScorer
+
+    runs = unseen_data.load_runs()
+    if not args.eval:
+        train_runs = [r for r in runs if r.fold in TRAIN_FOLDS]
+        pairs = pairs_for(train_runs)
+        random.Random(SEED).shuffle(pairs)
+        if args.limit:
+            pairs = pairs[:args.limit]
+        print(f"{len(pairs)} pairs ({sum(p[2] for p in pairs)} positive) from {len(train_runs)} runs of "
+              f"{len({r.business for r in train_runs})} businesses, folds {list(TRAIN_FOLDS)}")
+        model = train(pairs, layers=args.layers, epochs=args.epochs, threads=args.threads)
+        save(model, WEIGHTS_PATH, {
+            "layers": args.layers, "folds": list(TRAIN_FOLDS), "pairs": len(pairs), "epochs": args.epochs,
+            "source": "bench/train_answerability.py from the shipped all-MiniLM-L6-v2"})
+        print(f"wrote {WEIGHTS_PATH.relative_to(common.ROOT)} ({WEIGHTS_PATH.stat().st_size / 1e6:.1f} MB)")
+    evaluate([r for r in runs if r.fold == HOLDOUT_FOLD], AnswerScorer(WEIGHTS_PATH))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
