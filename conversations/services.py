@@ -738,8 +738,9 @@ def turn_stream(inp: TurnInput) -> Iterator[Delta | TurnResult]:
         parts: list[str] = []
         shaped = None
         finished = False
+        items = _shape_stream(plan)
         try:
-            for item in _shape_stream(plan):
+            for item in items:
                 if isinstance(item, AnswerDelta):
                     parts.append(item.text)
                     yield Delta(text=item.text)
@@ -756,6 +757,11 @@ def turn_stream(inp: TurnInput) -> Iterator[Delta | TurnResult]:
             yield result
         finally:
             if not finished:
+                # Closed here, not left to garbage collection: the LLM stream prices what it generated before
+                # the turn is stored.
+                close = getattr(items, "close", None)
+                if close is not None:
+                    close()
                 _finish_quietly(plan, answer="".join(parts), aborted=True, shaped=shaped)
 
     return generate()

@@ -159,3 +159,25 @@ def test_the_rewrite_joins_the_search_text_of_a_turn(tenant, llm):
     assert "park" in prepared.embedding_text.split() and [c.purpose for c in meter.calls] == ["rewrite"]
     assert prepare_query(SWAHILI).rewrite is None  # outside a turn: no meter, no call
     assert len(server.requests) == 1
+
+
+def test_a_streamed_answer_the_client_abandons_is_still_priced_into_the_turn(spa, llm):
+    from chat_llm import anthropic_stream
+    from conversations import services
+
+    server = llm("anthropic")
+    words = [f"word{index} " for index in range(40)]
+    server.replies = [anthropic_message('{"intent": "other"}', input_tokens=300, output_tokens=6),
+                      anthropic_stream(words, input_tokens=1200, output_tokens=40)]
+    stream = services.turn_stream(services.TurnInput(message="Is there parking at the spa?"))
+    first = next(stream)
+    assert first.text.startswith("word0 ")
+    stream.close()  # the client went away after the first delta
+
+    turn = Turn.objects.get(message="Is there parking at the spa?")
+    calls = [(call["purpose"], call["estimated"]) for call in turn.meta["llm_calls"]]
+    assert turn.meta["stream_aborted"] is True and calls == [("intent", False), ("answer", True)]
+    answer_cost = turn.meta["llm_calls"][1]["cost_usd"]
+    assert answer_cost > 0
+    assert turn.cost_usd == Decimal(str((300 + 6 * 5) / 1e6 + answer_cost)).quantize(Decimal("0.000001"))
+    assert Session.objects.get(pk=turn.session_id).cost_usd == turn.cost_usd
