@@ -6,12 +6,11 @@ into the meter. A reply that was sent is paid for even when it is then rejected 
 """
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Iterable, Iterator
 from types import ModuleType
 
-from llm import anthropic as anthropic_backend
-from llm import openai as openai_backend
 from llm.clients import sdk_client
 from llm.config import LlmConfig, config_from_settings
 from llm.errors import LlmCallRefused, LlmError, malformed
@@ -19,7 +18,6 @@ from llm.meter import Meter, current_meter
 from llm.pricing import cost_usd
 from llm.types import Completion, LlmRequest, TextDelta, rough_tokens
 
-_BACKENDS: dict[str, ModuleType] = {"anthropic": anthropic_backend, "openai": openai_backend}
 # The client's timeout bounds each read; a stream that keeps trickling is bounded as a whole by this many.
 STREAM_DEADLINE_TIMEOUTS = 2
 
@@ -39,7 +37,12 @@ def _prepare(request: LlmRequest, config: LlmConfig | None, meter: Meter | None)
         client = client.with_options(timeout=request.timeout if request.timeout is not None else config.timeout,
                                      max_retries=config.max_retries if request.max_retries is None
                                      else request.max_retries)
-    return config, meter, client, _BACKENDS[config.provider]
+    return config, meter, client, _backend(config.provider)
+
+
+def _backend(provider: str) -> ModuleType:
+    # Imported on first use: the SDKs are only loaded where an LLM is configured (llm.anthropic, llm.openai).
+    return importlib.import_module(f"llm.{provider}")
 
 
 def _checked(completion: Completion, backend: ModuleType) -> Completion:
