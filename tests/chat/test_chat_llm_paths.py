@@ -91,7 +91,9 @@ def test_an_unreadable_intent_reply_falls_back_to_the_offline_classifier(tenant,
     server = llm("anthropic")
     server.replies = [anthropic_message("I think it is about booking, maybe?")]
     result = services.intent_classify(message="What time do you open on Sunday?")
-    assert (result.intent, result.source) == ("hours", "rules")
+    # Whatever the offline rules make of it (they change on their own), it is their answer, not the LLM's.
+    assert len(server.requests) == 1
+    assert result == intents.classify("What time do you open on Sunday?") and result.intent == "hours"
 
 
 def test_past_the_hard_ceiling_no_llm_is_called_and_meta_says_extractive(chat, llm):
