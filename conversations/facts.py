@@ -591,15 +591,10 @@ def facts_intent_for(*, intent: str, message: str) -> str | None:
     A price or duration question that names a service or product is a services question whatever the
     intent classifier said ("how much are box braids?" read as `other` must still get the price).
     """
-    if intent in ("services", "hours"):
-        if intent == "hours" and (asks_price(message) or asks_duration(message)):
-            if named_services(message, services_list()):
-                return "services"
-        return intent
-    if intent == "other" and (asks_price(message) or asks_duration(message)):
-        if named_services(message, services_list()):
-            return "services"
-    return None
+    asks_fact = intent in ("hours", "other") and (asks_price(message) or asks_duration(message))
+    if asks_fact and named_services(message, services_list()):
+        return "services"
+    return intent if intent in ("services", "hours") else None
 
 
 def _hours_topic(message: str, asked: list[tuple[date, str]]) -> list[str]:

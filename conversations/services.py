@@ -361,6 +361,7 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
     inp = replace(raw, message=reading.text)  # what classification, facts and retrieval read
     channel = session.channel
     over_ceiling = _over_hard_ceiling(session)
+    offline = over_ceiling or not llm_classifier_enabled()
     # "ok" / "asante" need no model (the rules know them), and past the cost ceiling no LLM is called.
     # The prototypes are English sentences: on a Swahili message they only add an embedding, so the
     # Swahili rules decide alone (retrieval embeds its own English expansion of the question).
@@ -372,7 +373,7 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
             # An acknowledgement the rules do not list ("bye", "haya", "shwari") is still one: never a
             # search, never a refusal.
             intent = intents.IntentResult(intent="thanks", confidence=0.6, source="trivial")
-    elif over_ceiling or not llm_classifier_enabled():
+    elif offline:
         # The question's embedding is made here (retrieval then finds it in the query cache), so its
         # time is measured here too and reported as the turn's embedding latency.
         vector, embedding_ms = _embed_query(inp.message) if embed else (None, 0.0)
@@ -382,15 +383,11 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
         intent = intent_classify(message=inp.message, embed=embed)
     if reading.followup and followups.asks_its_own_question(raw.message):
         # It says what it asks ("can the driver come that day?"): its own intent; retrieval still reads the topic.
-        intent = (intents.classify(raw.message, embed=embed, names_service=_names_service(raw.message))
-                  if over_ceiling or not llm_classifier_enabled()
-                  else intent_classify(message=raw.message, embed=embed))
+        intent = _own_intent(raw.message, embed=embed, offline=offline)
     if reading.followup and intent.intent in intents.ACTION_INTENTS and intent.intent not in intents.rule_scores(
             raw.message):
         # A booking, cancellation or reschedule is asked for in so many words, never inherited from the topic.
-        intent = (intents.classify(raw.message, embed=embed, names_service=_names_service(raw.message))
-                  if over_ceiling or not llm_classifier_enabled()
-                  else intent_classify(message=raw.message, embed=embed))
+        intent = _own_intent(raw.message, embed=embed, offline=offline)
     plan = _Plan(started=started, session=session, message=raw.message, channel=channel, language=language,
                  trivial=trivial, intent=intent, fallback_reason="cost_ceiling" if over_ceiling else "",
                  embedding_ms=embedding_ms, context=context, reading=reading)
@@ -427,6 +424,13 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
     if not _relevant(plan.retrieval):
         _refuse(plan, (plan.retrieval.refusal_reason if plan.retrieval else None) or "no_relevant_context")
     return plan
+
+
+def _own_intent(message: str, *, embed: bool, offline: bool) -> intents.IntentResult:
+    """A follow-up's intent read from its own words (the offline classifier past the ceiling or without an LLM)."""
+    if offline:
+        return intents.classify(message, embed=embed, names_service=_names_service(message))
+    return intent_classify(message=message, embed=embed)
 
 
 def _names_service(message: str) -> bool:

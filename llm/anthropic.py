@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 import anthropic
-import httpx2
 
 from llm.config import LlmConfig
-from llm.errors import LlmError, malformed, status_error
+from llm.errors import LlmError, malformed, status_error, transport_error
 from llm.pricing import cost_usd
 from llm.types import Completion, LlmRequest, TextDelta
 
@@ -23,12 +22,10 @@ _RETRYABLE_ERROR_TYPES = {"overloaded_error", "api_error", "rate_limit_error", "
 
 def error(exc: Exception) -> LlmError:
     """Translate an anthropic/httpx exception into an LlmError that says whether to retry."""
-    if isinstance(exc, LlmError):
-        return exc
-    if isinstance(exc, (anthropic.APITimeoutError, httpx2.TimeoutException)):
-        return LlmError(f"Anthropic timed out: {exc}", retryable=True, provider=NAME, code="timeout")
-    if isinstance(exc, (anthropic.APIConnectionError, httpx2.TransportError)):
-        return LlmError(f"Anthropic unreachable: {exc}", retryable=True, provider=NAME, code="connection")
+    known = transport_error(NAME, LABEL, exc, timeouts=(anthropic.APITimeoutError,),
+                            connections=(anthropic.APIConnectionError,))
+    if known is not None:
+        return known
     if isinstance(exc, anthropic.APIStatusError):
         status = exc.status_code
         if status == 529:

@@ -1,6 +1,8 @@
 """Errors of an LLM call, each saying whether the same call may succeed later (healthchecks' Transport style)."""
 from __future__ import annotations
 
+import httpx2
+
 
 class LlmError(RuntimeError):
     """An LLM call failed; `retryable` says whether the same call may succeed later."""
@@ -28,6 +30,21 @@ class LlmCallRefused(LlmError):
 
     def __init__(self, message: str, *, code: str, provider: str = ""):
         super().__init__(message, retryable=False, provider=provider, code=code)
+
+
+def transport_error(provider: str, label: str, exc: Exception, *, timeouts: tuple[type, ...],
+                    connections: tuple[type, ...]) -> LlmError | None:
+    """An LlmError as it is; a timeout or a dropped connection (the SDK's or httpx's) as a retryable one; else None.
+
+    Timeouts are checked first: the SDKs' timeout error is a kind of their connection error.
+    """
+    if isinstance(exc, LlmError):
+        return exc
+    if isinstance(exc, (*timeouts, httpx2.TimeoutException)):
+        return LlmError(f"{label} timed out: {exc}", retryable=True, provider=provider, code="timeout")
+    if isinstance(exc, (*connections, httpx2.TransportError)):
+        return LlmError(f"{label} unreachable: {exc}", retryable=True, provider=provider, code="connection")
+    return None
 
 
 def status_error(provider: str, label: str, exc: Exception, status: int) -> LlmError:

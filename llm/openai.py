@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-import httpx2
 import openai
 
 from llm.config import LlmConfig
-from llm.errors import LlmError, malformed, status_error
+from llm.errors import LlmError, malformed, status_error, transport_error
 from llm.pricing import cost_usd
 from llm.types import Completion, LlmRequest, TextDelta, rough_tokens
 
@@ -22,12 +21,10 @@ LABEL = "OpenAI"
 
 def error(exc: Exception) -> LlmError:
     """Translate an openai/httpx exception into an LlmError that says whether to retry."""
-    if isinstance(exc, LlmError):
-        return exc
-    if isinstance(exc, (openai.APITimeoutError, httpx2.TimeoutException)):
-        return LlmError(f"OpenAI timed out: {exc}", retryable=True, provider=NAME, code="timeout")
-    if isinstance(exc, (openai.APIConnectionError, httpx2.TransportError)):
-        return LlmError(f"OpenAI unreachable: {exc}", retryable=True, provider=NAME, code="connection")
+    known = transport_error(NAME, LABEL, exc, timeouts=(openai.APITimeoutError,),
+                            connections=(openai.APIConnectionError,))
+    if known is not None:
+        return known
     if isinstance(exc, openai.APIStatusError):
         return status_error(NAME, LABEL, exc, exc.status_code)
     if isinstance(exc, openai.APIError):

@@ -1,10 +1,22 @@
-"""The chat tests' HTTP helpers: the shared loopback server (live_http.serve) and an SSE reader."""
+"""The chat tests' HTTP helpers: the shared loopback server (live_http.serve), a session of turns and an SSE reader."""
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 
 from live_http import serve  # noqa: F401 (re-exported for the chat tests)
+
+
+def ask(chat, *messages: str) -> list[dict]:
+    """Send the messages in one session; the response bodies in order."""
+    bodies, session_id = [], None
+    for message in messages:
+        payload = {"message": message} if session_id is None else {"message": message, "session_id": session_id}
+        response = chat(**payload)
+        assert response.status_code == 200, response.content
+        bodies.append(response.json())
+        session_id = bodies[-1]["session_id"]
+    return bodies
 
 
 @dataclass

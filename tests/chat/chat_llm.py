@@ -1,72 +1,21 @@
-"""Mocked Anthropic / OpenAI HTTP transports speaking the real wire formats, driven through the real clients."""
+"""Mocked Anthropic / OpenAI HTTP transports speaking the real wire formats, driven through the real clients.
+
+The transport and the whole replies are tests/shaping/shaping_helpers.py's; the streams are whole responses here.
+"""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
 import httpx2
-
-
-@dataclass
-class FakeLlmServer:
-    """Answers each request with the next queued reply; records requests; fails loudly on an extra one."""
-
-    replies: list = field(default_factory=list)
-    requests: list[httpx2.Request] = field(default_factory=list)
-
-    def handler(self, request: httpx2.Request) -> httpx2.Response:
-        request.read()
-        self.requests.append(request)
-        if not self.replies:
-            raise AssertionError(f"unexpected LLM request {request.method} {request.url}")
-        return self.replies.pop(0)
-
-    def client(self) -> httpx2.Client:
-        return httpx2.Client(transport=httpx2.MockTransport(self.handler))
-
-    def body(self, index: int) -> dict:
-        return json.loads(self.requests[index].content)
-
-
-def anthropic_message(text: str, *, input_tokens: int = 1200, output_tokens: int = 60) -> httpx2.Response:
-    return httpx2.Response(200, json={
-        "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-haiku-4-5-20251001",
-        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens,
-                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}})
-
-
-def anthropic_error(status: int, error_type: str, message: str = "boom") -> httpx2.Response:
-    return httpx2.Response(status, json={"type": "error", "error": {"type": error_type, "message": message}})
-
-
-def openai_completion(text: str, *, prompt_tokens: int = 1100, completion_tokens: int = 50) -> httpx2.Response:
-    return httpx2.Response(200, json={
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 1767225600, "model": "gpt-4o-mini-2024-07-18",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text, "refusal": None},
-                     "finish_reason": "stop", "logprobs": None}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens, "prompt_tokens_details": {"cached_tokens": 0}}})
+from shaping_helpers import MockServer as FakeLlmServer  # noqa: F401 (re-exported for the chat tests)
+from shaping_helpers import (anthropic_error, anthropic_message, openai_chunks, openai_completion,  # noqa: F401
+                             openai_error, sse, stream_response)
 
 
 def openai_stream(pieces: list[str], *, prompt_tokens: int = 900, completion_tokens: int = 30) -> httpx2.Response:
-    def chunk(delta: dict, finish_reason=None, usage=None, choices=True) -> dict:
-        return {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1767225600,
-                "model": "gpt-4o-mini-2024-07-18", "system_fingerprint": "fp_1",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}]
-                if choices else [], "usage": usage}
-
-    events = [chunk({"role": "assistant", "content": ""})] + [chunk({"content": piece}) for piece in pieces]
-    events += [chunk({}, finish_reason="stop"),
-               chunk({}, choices=False, usage={"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                                               "total_tokens": prompt_tokens + completion_tokens,
-                                               "prompt_tokens_details": {"cached_tokens": 0}})]
-    body = "".join(f"data: {json.dumps(event)}\n\n" for event in events) + "data: [DONE]\n\n"
-    return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body.encode())
-
-
-def openai_error(status: int, message: str = "boom", code: str = "server_error") -> httpx2.Response:
-    return httpx2.Response(status, json={"error": {"message": message, "type": code, "param": None, "code": code}})
+    """A Chat Completions stream carrying `pieces`, then the finish, the usage chunk and [DONE]."""
+    return stream_response(sse(openai_chunks(pieces, prompt_tokens=prompt_tokens,
+                                             completion_tokens=completion_tokens)))
 
 
 def anthropic_stream(pieces: list[str], *, input_tokens: int = 800, output_tokens: int = 12) -> httpx2.Response:

@@ -4,8 +4,10 @@ from pathlib import Path
 
 import pytest
 
-# chat_kb.py / chat_http.py sit beside the tests (no package: test basenames are unique across the suite).
+# chat_kb.py / chat_http.py sit beside the tests, the mocked LLM transports beside the shaping tests (no
+# package: test basenames are unique across the suite).
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent / "shaping"))
 
 
 @pytest.fixture
@@ -15,6 +17,22 @@ def spa(tenant):
 
     seed_all()
     return tenant
+
+
+@pytest.fixture
+def site(committed):
+    """The seeded spa served over real HTTP for headless Chromium, with an owner `chat-owner` who can log in."""
+    from django.contrib.auth import get_user_model
+
+    from chat_http import serve
+    from chat_kb import seed_all
+
+    seed_all()
+    user = get_user_model().objects.create_user("chat-owner", password="pw-chat-12345", is_staff=True,
+                                                 is_superuser=True)
+    with serve() as port:
+        yield f"http://tenant.test.localhost:{port}"
+    get_user_model().objects.filter(pk=user.pk).delete()
 
 
 @pytest.fixture

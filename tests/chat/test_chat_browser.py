@@ -4,26 +4,12 @@ from __future__ import annotations
 import os
 
 import pytest
-from django.contrib.auth import get_user_model
 
-from chat_http import serve
-from chat_kb import seed_all
+from live_http import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
 SHOTS = "/tmp/shots"
-
-
-@pytest.fixture
-def site(committed):
-    seed_all()
-    user = get_user_model().objects.create_user("chat-owner", password="pw-chat-12345", is_staff=True,
-                                                 is_superuser=True)
-    with serve() as port:
-        yield f"http://tenant.test.localhost:{port}"
-    get_user_model().objects.filter(pk=user.pk).delete()
 
 
 def test_an_owner_asks_sees_a_streamed_cited_answer_and_a_clear_refusal(site):
@@ -31,7 +17,7 @@ def test_an_owner_asks_sees_a_streamed_cited_answer_and_a_clear_refusal(site):
 
     os.makedirs(SHOTS, exist_ok=True)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 900})
             page.set_default_timeout(20_000)

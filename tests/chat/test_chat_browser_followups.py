@@ -4,27 +4,13 @@ from __future__ import annotations
 import os
 
 import pytest
-from django.contrib.auth import get_user_model
 
-from chat_http import serve
-from chat_kb import seed_all
 from conversations.models import HandoffRequest
+from live_http import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
 SHOTS = "/tmp/shots"
-
-
-@pytest.fixture
-def site(committed):
-    seed_all()
-    user = get_user_model().objects.create_user("followup-owner", password="pw-chat-12345", is_staff=True,
-                                                 is_superuser=True)
-    with serve() as port:
-        yield f"http://tenant.test.localhost:{port}"
-    get_user_model().objects.filter(pk=user.pk).delete()
 
 
 def test_an_owner_asks_a_follow_up_and_gives_a_number_for_a_booking(site):
@@ -32,12 +18,12 @@ def test_an_owner_asks_a_follow_up_and_gives_a_number_for_a_booking(site):
 
     os.makedirs(SHOTS, exist_ok=True)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 1100})
             page.set_default_timeout(20_000)
             page.goto(f"{site}/chat/")
-            page.fill("#id_username", "followup-owner")
+            page.fill("#id_username", "chat-owner")
             page.fill("#id_password", "pw-chat-12345")
             page.click("input[type=submit]")
             page.wait_for_url(f"{site}/chat/")

@@ -7,22 +7,11 @@ from datetime import timedelta
 
 import pytest
 
+from chat_http import ask
 from chat_llm import anthropic_message, openai_completion
 from conversations import followups
 from conversations.models import HandoffRequest, Turn
 from conversations.prompting import load_prompt_template
-
-
-def ask(chat, *messages: str) -> list[dict]:
-    """Send the messages in one session; the response bodies in order."""
-    bodies, session_id = [], None
-    for message in messages:
-        payload = {"message": message} if session_id is None else {"message": message, "session_id": session_id}
-        response = chat(**payload)
-        assert response.status_code == 200, response.content
-        bodies.append(response.json())
-        session_id = bodies[-1]["session_id"]
-    return bodies
 
 
 def cited(body: dict) -> list[str]:

@@ -4,22 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from chat_http import ask
 from conversations import intents
 from conversations.models import HandoffRequest
 from knowledge.models import RetrievalSettings
 from telemetry.models import Event
-
-
-def ask(chat, *messages: str) -> list[dict]:
-    """Send the messages in one session; the response bodies in order."""
-    bodies, session_id = [], None
-    for message in messages:
-        payload = {"message": message} if session_id is None else {"message": message, "session_id": session_id}
-        response = chat(**payload)
-        assert response.status_code == 200, response.content
-        bodies.append(response.json())
-        session_id = bodies[-1]["session_id"]
-    return bodies
 
 
 def pin_mode(value: str) -> None:
