@@ -1,15 +1,10 @@
 """Channel tasks: take an id, call a service, in the schema they were sent from (tenant-schemas-celery)."""
 from __future__ import annotations
 
-import logging
-
-from django_tenants.utils import get_public_schema_name, get_tenant_model, schema_context
-
 from channels import handoffs
 from channels.whatsapp import services as whatsapp
 from ratiba.celery import app
-
-logger = logging.getLogger(__name__)
+from ratiba.tasks import tenant_fan_out, tenant_schemas
 
 
 @app.task(name="channels.whatsapp_handle_inbound", acks_late=True)
@@ -33,16 +28,7 @@ def whatsapp_sweep() -> dict:
 @app.task(name="channels.whatsapp_sweep_all")
 def whatsapp_sweep_all() -> list[str]:
     """Beat: one sweep per business that has a WhatsApp number."""
-    with schema_context(get_public_schema_name()):
-        schemas = list(get_tenant_model().objects.filter(whatsapp_numbers__isnull=False).distinct()
-                       .order_by("schema_name").values_list("schema_name", flat=True))
-    for schema in schemas:
-        with schema_context(schema):
-            try:
-                whatsapp_sweep.delay()
-            except Exception:  # noqa: BLE001 - one tenant's failure must not stop the others
-                logger.exception("whatsapp sweep could not be queued for schema %s", schema)
-    return schemas
+    return tenant_fan_out(whatsapp_sweep, schemas=tenant_schemas(whatsapp_numbers__isnull=False))
 
 
 @app.task(name="channels.handoff_announce", acks_late=True)

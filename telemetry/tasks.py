@@ -1,32 +1,11 @@
 """Beat tasks: each fans out one task per tenant, and each tenant's task runs in that tenant's schema."""
 from __future__ import annotations
 
-import logging
-
 from django.db import connection
-from django_tenants.utils import get_public_schema_name, get_tenant_model, schema_context
+from django_tenants.utils import get_public_schema_name
 
 from ratiba.celery import app
-
-logger = logging.getLogger(__name__)
-
-
-def _tenant_schemas() -> list[str]:
-    with schema_context(get_public_schema_name()):
-        return list(get_tenant_model().objects.exclude(schema_name=get_public_schema_name())
-                    .order_by("schema_name").values_list("schema_name", flat=True))
-
-
-def _fan_out(task) -> list[str]:
-    schemas = _tenant_schemas()
-    for schema in schemas:
-        # tenant-schemas-celery stamps the schema current at send time on the task.
-        with schema_context(schema):
-            try:
-                task.delay()
-            except Exception:  # noqa: BLE001 - one tenant's failure must not stop the others
-                logger.exception("telemetry task %s failed for schema %s", task.name, schema)
-    return schemas
+from ratiba.tasks import tenant_fan_out, tenant_schemas
 
 
 def _require_tenant_schema() -> str:
@@ -50,7 +29,7 @@ def daily_digest() -> dict:
 @app.task(name="telemetry.daily_digest_all")
 def daily_digest_all() -> list[str]:
     """Beat: one daily digest task per tenant."""
-    return _fan_out(daily_digest)
+    return tenant_fan_out(daily_digest, schemas=tenant_schemas())
 
 
 @app.task(name="telemetry.prune")
@@ -66,7 +45,7 @@ def prune() -> dict:
 @app.task(name="telemetry.prune_all")
 def prune_all() -> list[str]:
     """Beat: prune every tenant's telemetry."""
-    return _fan_out(prune)
+    return tenant_fan_out(prune, schemas=tenant_schemas())
 
 
 @app.task(name="telemetry.platform_snapshot")

@@ -8,7 +8,9 @@ import time
 from pathlib import Path
 
 import httpx
+from django_tenants.utils import schema_context
 
+from channels.models import WhatsAppMessage
 from channels.whatsapp.payloads import signature_for
 
 PAYLOADS = Path(__file__).resolve().parents[3] / "shared" / "eval" / "whatsapp"
@@ -17,6 +19,13 @@ CUSTOMER = "254722333444"
 APP_SECRET = "app-secret-for-tests"
 TOKEN = "EAAG-test-access-token"
 VERIFY_TOKEN = "verify-me-please"
+SCHEMA = "test_tenant"
+
+
+def rows(**filters) -> list[WhatsAppMessage]:
+    """The test tenant's WhatsApp messages matching `filters`, oldest first."""
+    with schema_context(SCHEMA):
+        return list(WhatsAppMessage.objects.filter(**filters).order_by("id"))
 
 
 def documented(name: str, *, fresh: bool = True) -> dict:

@@ -39,6 +39,15 @@ def wa_number(tenant):
 
 
 @pytest.fixture
+def spa(tenant, wa_number):
+    """The chat tests' small spa as the test tenant's knowledge, with its WhatsApp number connected."""
+    from chat_kb import seed_all
+
+    seed_all()
+    return tenant
+
+
+@pytest.fixture
 def deliver(client_for, django_capture_on_commit_callbacks):
     """POST a signed delivery to the platform host, running what it queues on commit: deliver(body) -> response."""
     from channels_support import post_delivery

@@ -18,23 +18,10 @@ from channels.models import WhatsAppContact, WhatsAppMessage
 from channels.registry.models import WhatsAppNumber
 from channels.secrets import secret_decrypt
 from channels.whatsapp import services
-from channels_support import (APP_SECRET, CUSTOMER, PHONE_NUMBER_ID, TOKEN, VERIFY_TOKEN, documented,
-                              message_delivery)
+from channels_support import (APP_SECRET, CUSTOMER, PHONE_NUMBER_ID, SCHEMA, TOKEN, VERIFY_TOKEN, documented,
+                              message_delivery, rows)
 from chat_kb import seed_all
 from conversations.models import Session, Turn
-
-SCHEMA = "test_tenant"
-
-
-@pytest.fixture
-def spa(tenant, wa_number):
-    seed_all()
-    return tenant
-
-
-def rows(**filters):
-    with schema_context(SCHEMA):
-        return list(WhatsAppMessage.objects.filter(**filters).order_by("id"))
 
 
 def test_messages_from_one_number_share_one_whatsapp_session(spa, deliver, graph_api):

@@ -6,24 +6,10 @@ import json
 import pytest
 from django_tenants.utils import schema_context
 
-from channels.models import WhatsAppContact, WhatsAppMessage, WhatsAppStatus
-from channels_support import (APP_SECRET, CUSTOMER, PHONE_NUMBER_ID, TOKEN, VERIFY_TOKEN, documented,
-                              message_delivery, status_delivery)
-from chat_kb import seed_all
+from channels.models import WhatsAppContact, WhatsAppStatus
+from channels_support import (APP_SECRET, CUSTOMER, PHONE_NUMBER_ID, SCHEMA, TOKEN, VERIFY_TOKEN, documented,
+                              message_delivery, rows, status_delivery)
 from conversations.models import Session, Turn
-
-SCHEMA = "test_tenant"
-
-
-@pytest.fixture
-def spa(tenant, wa_number):
-    seed_all()
-    return tenant
-
-
-def rows(**filters):
-    with schema_context(SCHEMA):
-        return list(WhatsAppMessage.objects.filter(**filters).order_by("id"))
 
 
 def test_the_handshake_answers_the_challenge_only_for_a_known_verify_token(wa_number, client_for, settings):

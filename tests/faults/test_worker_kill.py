@@ -14,7 +14,6 @@ import hashlib
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -22,15 +21,14 @@ from pathlib import Path
 import psutil
 import pytest
 import redis
-from django.conf import settings
 from django.db import connection
 from django_tenants.utils import schema_context
 from tenant_schemas_celery.app import CeleryApp
 
+from celery_workers import worker_start, worker_stop
 from knowledge.models import EmbeddingState, Snippet, SnippetVersion
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
-ROOT = Path(settings.BASE_DIR)
 VISIBILITY_SECONDS = 8
 PENDING_VERSIONS = 400
 
@@ -61,11 +59,7 @@ class Broker:
                    RATIBA_DB_NAME=connection.settings_dict["NAME"], DJANGO_SETTINGS_MODULE="ratiba.settings",
                    EMBEDDING_PROVIDER="local", LOG_LEVEL="INFO")
         log = open(self.logs / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "ratiba", "worker", "-Q", self.queue, "--pool", pool,
-             "--concurrency", "1", "-l", "info", "-n", f"{name}@%h", "--without-gossip", "--without-mingle",
-             "--without-heartbeat"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        worker = worker_start(queue=self.queue, env=env, log=log, pool=pool, name=name)
         worker.log_file = log
         self.workers.append(worker)
         return worker
@@ -76,13 +70,7 @@ class Broker:
     def close(self) -> None:
         self.sender.close()
         for worker in self.workers:
-            if worker.poll() is None:
-                os.killpg(worker.pid, signal.SIGTERM)
-                try:
-                    worker.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    os.killpg(worker.pid, signal.SIGKILL)
-                    worker.wait(timeout=10)
+            worker_stop(worker, grace=15)
             worker.log_file.close()
         client = redis.Redis.from_url(REDIS_URL)
         for key in client.scan_iter(f"{self.prefix}*"):

@@ -3,19 +3,16 @@ business's word vectors in the background."""
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 import uuid
 
 import pytest
 import redis
-from django.conf import settings
 from django.db import connection
 from tenant_schemas_celery.app import CeleryApp
 
+from celery_workers import worker_start, worker_stop
 from knowledge import warmup
 from knowledge.retrieval import wordvec
 
@@ -116,10 +113,7 @@ def test_a_real_prefork_worker_warms_its_child_and_still_runs_tasks(tenants, tmp
                RATIBA_DB_NAME=connection.settings_dict["NAME"], DJANGO_SETTINGS_MODULE="ratiba.settings",
                LOG_LEVEL="INFO")
     with open(log_path, "wb") as log:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "ratiba", "worker", "-Q", queue, "--pool", "prefork",
-             "--concurrency", "1", "-l", "info", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-            cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        worker = worker_start(queue=queue, env=env, log=log)
     sender = CeleryApp(f"warm-sender-{queue}", broker=REDIS_URL, backend=REDIS_URL, set_as_current=False)
     try:
         # Sent before the child has finished warming: it must be answered, not wait on a held lock.
@@ -134,9 +128,4 @@ def test_a_real_prefork_worker_warms_its_child_and_still_runs_tasks(tenants, tmp
         assert len(warmed) == 1 and "/ForkPoolWorker-1]" in warmed[0], warmed
     finally:
         sender.close()
-        if worker.poll() is None:
-            os.killpg(worker.pid, signal.SIGTERM)
-            try:
-                worker.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(worker.pid, signal.SIGKILL)
+        worker_stop(worker, grace=20)
