@@ -82,14 +82,6 @@ def load_business(seed_path: Path) -> tuple[common.TenantData, list[dict], set[s
     return tenant, items, swahili, names
 
 
-def folds_of_written() -> dict[str, int]:
-    """The folds bench/unseen_data.py deals the written businesses into (the same function, same order)."""
-    from bench import unseen_data
-
-    dev, _ = common.load_dev_tenant()
-    return unseen_data.assign_folds([dev, *unseen_data.load_own_businesses()])
-
-
 def ask_business(seed_path: Path, fold: int, *, reseed: bool) -> tuple[list[Asked], list[str]]:
     from django.db import connection
 
@@ -245,7 +237,9 @@ def main() -> int:
     os.environ["INTENT_CLASSIFIER"] = "offline"
     common.setup_django()
     started = time.perf_counter()
-    folds = folds_of_written()
+    from bench.unseen_data import written_folds
+
+    folds = written_folds()
     wanted = FOLD_SETS[args.folds]
     asked: list[Asked] = []
     names: dict[str, list[str]] = {}

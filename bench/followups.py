@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common  # noqa: E402
-from bench.unseen_data import BUSINESSES_DIR, REPORT_FOLDS, all_businesses, assign_folds, load_own_businesses  # noqa: E402
+from bench.unseen_data import BUSINESSES_DIR, REPORT_FOLDS, load_own_businesses, written_folds  # noqa: E402
 
 
 def load_cases(family: str) -> tuple[list[dict], list[dict], list[dict]]:
@@ -98,7 +98,7 @@ def run(*, show_errors: bool, reseed: bool, mode: str) -> dict:
     from conversations.models import HandoffRequest, Session
     from knowledge.models import Service
 
-    folds = assign_folds(all_businesses())
+    folds = written_folds()
     per_business: dict[str, dict] = {}
     totals: dict[str, Counter] = defaultdict(Counter)
     errors: list[str] = []

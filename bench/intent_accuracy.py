@@ -59,10 +59,9 @@ def services_of(seed_path: Path) -> list:
 
 def load_businesses(folds: str) -> tuple[list[dict], str]:
     """Labelled questions of the written businesses in the chosen folds, and a label naming them."""
-    from bench.unseen_data import (BUSINESSES_DIR, CHOOSE_FOLDS, REPORT_FOLDS, all_businesses, assign_folds,
-                                   load_own_businesses)
+    from bench.unseen_data import BUSINESSES_DIR, CHOOSE_FOLDS, REPORT_FOLDS, load_own_businesses, written_folds
 
-    fold_of = assign_folds(all_businesses())
+    fold_of = written_folds()
     wanted = {"choose": CHOOSE_FOLDS, "report": REPORT_FOLDS, "all": CHOOSE_FOLDS + REPORT_FOLDS}[folds]
     chosen = [b for b in load_own_businesses() if fold_of[b.schema] in wanted]
     items = []

@@ -90,6 +90,13 @@ def assign_folds(businesses: list[TenantData]) -> dict[str, int]:
     return folds
 
 
+def written_folds() -> dict[str, int]:
+    """Folds of the written businesses (the development tenant and bench/businesses/), without reading the
+    public tenants: assign_folds deals written businesses apart from them, so the folds are the same."""
+    dev, _skipped = common.load_dev_tenant()
+    return assign_folds([dev, *load_own_businesses()])
+
+
 # ----------------------------------------------------------------------------- cached runs
 @dataclass
 class PoolCandidate:

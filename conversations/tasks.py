@@ -1,14 +1,11 @@
 """Conversation beat tasks: one prune per tenant, each run inside that tenant's schema."""
 from __future__ import annotations
 
-import logging
-
 from django.db import connection
-from django_tenants.utils import get_public_schema_name, get_tenant_model, schema_context
+from django_tenants.utils import get_public_schema_name
 
 from ratiba.celery import app
-
-logger = logging.getLogger(__name__)
+from ratiba.tasks import tenant_fan_out, tenant_schemas
 
 
 @app.task(name="conversations.prune", acks_late=True)
@@ -25,14 +22,5 @@ def prune() -> dict:
 
 @app.task(name="conversations.prune_all")
 def prune_all() -> list[str]:
-    """Beat: queue one prune per tenant (tenant-schemas-celery stamps the schema current at send time)."""
-    with schema_context(get_public_schema_name()):
-        schemas = list(get_tenant_model().objects.exclude(schema_name=get_public_schema_name())
-                       .order_by("schema_name").values_list("schema_name", flat=True))
-    for schema in schemas:
-        with schema_context(schema):
-            try:
-                prune.delay()
-            except Exception:  # noqa: BLE001 - one tenant's failure must not stop the others
-                logger.exception("conversation prune could not be queued for schema %s", schema)
-    return schemas
+    """Beat: queue one prune per tenant."""
+    return tenant_fan_out(prune, schemas=tenant_schemas())

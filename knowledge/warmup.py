@@ -29,9 +29,9 @@ _started = False
 def is_serving(argv: list[str] | None = None) -> bool:
     """A web server (not a Celery worker, a test run, a migration or another command).
 
-    Celery workers are left out: a prefork worker forks its children after start-up, and a child forked
-    while the warm-up thread holds the model's load lock would wait on that lock for ever. Workers embed
-    snippets in batches, where loading the model once is not a customer's wait.
+    Celery workers warm through their own signals below, never at start-up: a prefork worker forks its
+    children after start-up, and a child forked while the warm-up thread holds the model's load lock would
+    wait on that lock for ever.
     """
     argv = argv if argv is not None else sys.argv
     program = argv[0] if argv else ""

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from conversations.i18n import detect_language, phrase
 from conversations.prompting import AssembledPrompt, Source
 from conversations.providers.base import Provider, ProviderResult, TextDelta
+from knowledge.retrieval.language import stem
 
 MODEL_NAME = "extractive-1"
 SERVICES_KEY = "facts:services"  # conversations.facts.SERVICES_KEY (the provider reads no models)
@@ -45,8 +46,6 @@ hapo hapa mimi wewe sisi yangu yako yetu tafadhali naomba nataka ningependa nawe
 _INJECTION = re.compile(r"\b(ignore|disregard|forget)\b.{0,40}\b(instructions?|rules|prompt)\b|\bsystem\s+prompt\b|"
                         r"\bdeveloper\s+mode\b|\byou\s+are\s+now\b|\bas\s+an?\s+(ai|assistant|language\s+model)\b|"
                         r"\bpuuza\b.{0,40}\bmaagizo\b", re.I | re.S)
-_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "al",
-             "s", "e")
 _ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|etc|mr|mrs|ms|dr|no|st|approx|vs)\.$", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 
@@ -119,14 +118,6 @@ def split_sentences(text: str) -> list[str]:
                 merged.append(piece)
         sentences.extend(piece.strip() for piece in merged if piece.strip())
     return sentences
-
-
-def stem(word: str) -> str:
-    """A light suffix strip ("parking" -> "park", "arrival" -> "arriv", "later" -> "lat")."""
-    for suffix in _SUFFIXES:
-        if len(word) - len(suffix) >= 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
 
 
 def content_terms(text: str) -> set[str]:

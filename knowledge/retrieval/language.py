@@ -29,6 +29,19 @@ def is_english_stopword(word: str) -> bool:
     return word in _EN_STOPWORDS
 
 
+# Common English endings, longest first; "al" is one only where "arrival" should meet "arrive".
+SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly", "al",
+            "s", "e")
+
+
+def stem(word: str, suffixes: tuple[str, ...] = SUFFIXES) -> str:
+    """A light suffix strip ("parking" -> "park", "arrival" -> "arriv", "later" -> "lat"), 3 letters kept."""
+    for suffix in suffixes:
+        if len(word) - len(suffix) >= 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens with accents removed (hyphenated words stay whole)."""
     normalized = unicodedata.normalize("NFKD", text or "")

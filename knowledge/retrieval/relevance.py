@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from knowledge.retrieval.language import is_english_stopword, tokens
+from knowledge.retrieval.language import SUFFIXES, is_english_stopword, stem, tokens
 from knowledge.retrieval.wordvec import word_vectors
 
 MODEL_PATH = Path(__file__).with_name("refusal_model.json")
@@ -93,15 +93,12 @@ okay ok hi hello thanks thank yes no sure way able allowed possible available of
 provided service services guys
 """.split())
 
-_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied", "ers", "er", "ed", "es", "ly",
-             "s", "e")
+# The refusal model was fitted on word coverage that leaves "al" on ("arrival" stays whole).
+_SUFFIXES = tuple(suffix for suffix in SUFFIXES if suffix != "al")
 
 
 def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if len(word) - len(suffix) >= 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
+    return stem(word, _SUFFIXES)
 
 
 def answer_types(text: str) -> set[str]:
