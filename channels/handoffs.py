@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass, field
 from functools import partial
 
-from django.core.mail import EmailMessage
+from django.core.mail import EmailMultiAlternatives
 from django.db import connection, transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -77,12 +77,14 @@ def handoff_announce(*, handoff_id: int) -> str:
         name, base = _tenant_name_and_link()
         recipients = digest_recipients()
         if recipients:
-            context = {"handoff": handoff, "contact": contact, "business": name,
+            subject = (f"[{name}] New {handoff.get_kind_display().lower()} request"
+                       + (f": {handoff.what}" if handoff.what else ""))[:200]
+            context = {"handoff": handoff, "contact": contact, "business": name, "subject": subject,
                        "link": f"{base}/handoffs/#handoff-{handoff.pk}"}
-            subject = f"[{name}] New {handoff.get_kind_display().lower()} request" + (
-                f": {handoff.what}" if handoff.what else "")
-            EmailMessage(subject=subject[:200], body=render_to_string("channels/email/handoff_new.txt", context),
-                         to=recipients).send()
+            mail = EmailMultiAlternatives(subject=subject, to=recipients,
+                                          body=render_to_string("channels/email/handoff_new.txt", context))
+            mail.attach_alternative(render_to_string("channels/email/handoff_new.html", context), "text/html")
+            mail.send()
             alert.mailed_to, alert.mailed_at = recipients, timezone.now()
         else:
             alert.note = "No staff user has an email address: nobody was mailed."

@@ -1,17 +1,22 @@
-"""In Chromium: the hand-off page (takeover, a WhatsApp reply, done) and the chat page's WhatsApp preview."""
+"""In Chromium: the hand-off mail and the page it links to (takeover, a WhatsApp reply, done), and the chat
+page's WhatsApp preview."""
 from __future__ import annotations
 
 import json
 import os
+import time
 
+import httpx
 import pytest
 from django.contrib.auth import get_user_model
+from django.core import mail
 from django.db import connection
 
 from channels.whatsapp import services
-from channels.whatsapp.payloads import signature_for
+from channels.whatsapp.payloads import SIGNATURE_HEADER, signature_for
 from channels_support import APP_SECRET, PHONE_NUMBER_ID, TOKEN, message_delivery
 from chat_kb import seed_all
+from conversations.models import HandoffRequest
 from live_http import CHROMIUM, CHROMIUM_ARGS, serve
 
 pytestmark = pytest.mark.browser
@@ -94,3 +99,104 @@ def test_an_owner_takes_over_a_whatsapp_hand_off_replies_and_closes_it(site, gra
             page.screenshot(path=f"{SHOTS}/chat_whatsapp_preview.png", full_page=True)
         finally:
             browser.close()
+
+
+BOOKING = "I want to book a hot stone massage on Saturday at 11am, my number is 0712 345 678"
+
+
+@pytest.fixture
+def mailed_site(committed, graph_api, settings):
+    """A live server whose links point at itself, a front-desk staff user with an email address, and the
+    test tenant's number connected; yields (base URL of the business's host, platform URL)."""
+    from channels.registry.services import whatsapp_number_connect
+
+    seed_all()
+    user = get_user_model().objects.create_user("frontdesk", password="pw-desk-12345", is_staff=True,
+                                                 email="desk@spa.test")
+    connection.set_schema_to_public()
+    number = whatsapp_number_connect(tenant=committed, phone_number_id=PHONE_NUMBER_ID, access_token=TOKEN,
+                                     app_secret=APP_SECRET).number
+    connection.set_tenant(committed)
+    try:
+        with serve() as port:
+            settings.TELEMETRY_LINK_BASE = f"http://{{domain}}:{port}"
+            yield f"http://tenant.test.localhost:{port}", f"http://localhost:{port}"
+    finally:
+        connection.set_tenant(committed)
+        get_user_model().objects.filter(pk=user.pk).delete()
+        number.delete()
+
+
+def _handoff_mail_after(deadline_seconds: float = 20.0):
+    # The webhook answers once the message is stored and handled (tasks run inline here); the mail follows.
+    deadline = time.monotonic() + deadline_seconds
+    while not mail.outbox and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(mail.outbox) == 1
+    return mail.outbox[0]
+
+
+def test_the_hand_off_mail_renders_and_its_link_lets_staff_take_over_and_close_it(mailed_site, graph_api):
+    from playwright.sync_api import sync_playwright
+
+    site, platform = mailed_site
+    raw = json.dumps(message_delivery(text=BOOKING)).encode()
+    response = httpx.post(f"{platform}/webhooks/whatsapp/", content=raw, timeout=60, headers={
+        "Content-Type": "application/json", SIGNATURE_HEADER: signature_for(raw_body=raw, app_secret=APP_SECRET)})
+    assert response.json() == {"accepted": 1, "duplicates": 0, "statuses": 0}
+    handoff = HandoffRequest.objects.get()
+    assert (handoff.channel, handoff.status) == ("whatsapp", "new")
+    message = _handoff_mail_after()
+    assert message.to == ["desk@spa.test"]
+    assert message.subject == "[Test Spa] New booking request: Hot Stone Massage"
+    [(html, mimetype)] = message.alternatives
+    assert mimetype == "text/html" and "<script" not in html and len(html) < 6000
+    link = f"{site}/handoffs/#handoff-{handoff.pk}"
+    assert link in message.body
+
+    os.makedirs(SHOTS, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 760, "height": 900})
+            context.set_default_timeout(20_000)
+            page = context.new_page()
+            page.goto(f"{site}/admin/login/?next=/handoffs/")
+            page.fill("#id_username", "frontdesk")
+            page.fill("#id_password", "pw-desk-12345")
+            page.click("input[type=submit]")
+            page.wait_for_url(f"{site}/handoffs/")
+
+            inbox = context.new_page()
+            inbox.set_content(html)
+            text = inbox.locator("body").inner_text()
+            assert "Test Spa" in text and "New booking request: Hot Stone Massage" in text
+            assert "0712 345 678 · +254722333444 (WhatsApp, Wanjiku)" in text
+            assert BOOKING in inbox.locator("blockquote").inner_text()
+            button = inbox.get_by_role("link", name="Open the hand-off")
+            assert button.get_attribute("href") == link and button.is_visible()
+            inbox.screenshot(path=f"{SHOTS}/handoff_mail.png", full_page=True)
+
+            button.click()
+            inbox.wait_for_url(link)
+            card = inbox.locator(f"#handoff-{handoff.pk}")
+            assert card.locator(".ho-what").inner_text() == "Hot Stone Massage"
+            assert "0712 345 678 · +254722333444 (WhatsApp, Wanjiku)" in card.locator(".ho-contact").inner_text()
+            assert BOOKING in card.locator(".ho-line.ho-customer").first.inner_text()
+            assert card.locator(".ho-line.ho-bot").count() == 1  # the bot's answer, already sent
+            inbox.screenshot(path=f"{SHOTS}/handoff_from_mail.png", full_page=True)
+
+            card.get_by_role("button", name="Take over (pause the assistant)").click()
+            inbox.wait_for_selector(".ho-paused")
+            assert "(since" in inbox.locator(".ho-paused").inner_text() and "frontdesk" in inbox.locator(
+                ".ho-paused").inner_text()
+            inbox.screenshot(path=f"{SHOTS}/handoff_taken_over.png", full_page=True)
+            inbox.locator(f"#handoff-{handoff.pk}").get_by_role("button", name="Mark done").click()
+            inbox.wait_for_selector(".ho-empty")
+            assert inbox.locator(".ho-flash li").inner_text() == "Marked done."
+        finally:
+            browser.close()
+    handoff.refresh_from_db()
+    assert handoff.status == "done"
+    assert handoff.session.whatsapp_contacts.get().paused_by == "frontdesk"
+    assert len(mail.outbox) == 1 and len(graph_api.requests) == 1  # one mail, one bot answer, nothing more

@@ -78,6 +78,18 @@ def test_an_owner_alert_outside_their_window_is_recorded_not_sent(spa, wa_number
     assert len(mail.outbox) == 1  # the mail still went
 
 
+def test_the_hand_off_mail_html_shows_the_customers_words_as_text_never_as_markup(spa):
+    handoff = HandoffRequest.objects.create(kind="booking", channel="chat", contact="0712 345 678",
+                                            message='Book me <img src=x onerror="alert(1)"> & <a href="//evil">x</a>')
+    handoffs.handoff_announce(handoff_id=handoff.pk)
+    [(html, mimetype)] = mail.outbox[0].alternatives
+    assert mimetype == "text/html"
+    assert "<img" not in html and 'href="//evil"' not in html
+    assert ("Book me &lt;img src=x onerror=&quot;alert(1)&quot;&gt; &amp; &lt;a href=&quot;//evil&quot;&gt;x&lt;/a&gt;"
+            in html)
+    assert 'Book me <img src=x onerror="alert(1)"> & <a href="//evil">x</a>' in mail.outbox[0].body  # plain text
+
+
 @pytest.fixture
 def owner(spa, client_for):
     client = client_for(spa)
