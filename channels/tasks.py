@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from channels import handoffs
+from channels.retention import whatsapp_prune
 from channels.whatsapp import services as whatsapp
 from ratiba.celery import app
 from ratiba.tasks import tenant_fan_out, tenant_schemas
@@ -35,3 +36,17 @@ def whatsapp_sweep_all() -> list[str]:
 def handoff_announce(handoff_id: int) -> str:
     """Tell the business about a new hand-off (mail to staff, WhatsApp to the owner); once per hand-off."""
     return handoffs.handoff_announce(handoff_id=handoff_id)
+
+
+@app.task(name="channels.prune", acks_late=True)
+def prune() -> dict:
+    """Delete this schema's WhatsApp rows older than CONVERSATION_RETENTION_DAYS (idempotent)."""
+    result = whatsapp_prune()
+    return {"messages": result.messages, "statuses": result.statuses, "contacts": result.contacts,
+            "names_cleared": result.names_cleared}
+
+
+@app.task(name="channels.prune_all")
+def prune_all() -> list[str]:
+    """Beat: one prune per business, with or without a number connected now (rows outlive a disconnect)."""
+    return tenant_fan_out(prune, schemas=tenant_schemas())

@@ -22,7 +22,8 @@ class ConversationPruneResult:
     handoffs: int = 0
 
 
-def _delete_in_batches(queryset: QuerySet, *, batch_size: int) -> int:
+def delete_in_batches(queryset: QuerySet, *, batch_size: int) -> int:
+    """Delete what `queryset` matches, `batch_size` rows per transaction; returns how many of its model went."""
     # Short transactions: a tenant with a year of turns is pruned without one long lock on the table.
     deleted = 0
     model = queryset.model
@@ -46,7 +47,7 @@ def conversations_prune(*, days: int | None = None, now: dt.datetime | None = No
     if days <= 0:
         return ConversationPruneResult(cutoff=None)
     cutoff = (now or timezone.now()) - dt.timedelta(days=days)
-    handoffs = _delete_in_batches(HandoffRequest.objects.filter(created_at__lt=cutoff), batch_size=batch_size)
-    turns = _delete_in_batches(Turn.objects.filter(created_at__lt=cutoff), batch_size=batch_size)
-    sessions = _delete_in_batches(Session.objects.filter(updated_at__lt=cutoff), batch_size=batch_size)
+    handoffs = delete_in_batches(HandoffRequest.objects.filter(created_at__lt=cutoff), batch_size=batch_size)
+    turns = delete_in_batches(Turn.objects.filter(created_at__lt=cutoff), batch_size=batch_size)
+    sessions = delete_in_batches(Session.objects.filter(updated_at__lt=cutoff), batch_size=batch_size)
     return ConversationPruneResult(cutoff=cutoff, sessions=sessions, turns=turns, handoffs=handoffs)

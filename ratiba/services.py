@@ -208,7 +208,7 @@ def tenant_delete(*, tenant: Tenant) -> None:
         Tenant.objects.filter(pk=tenant.pk).delete()
 
 
-TENANT_APP_LABELS = ("knowledge", "conversations", "telemetry")
+TENANT_APP_LABELS = ("knowledge", "conversations", "telemetry", "channels")
 # Derived or secret columns left out of an export: vectors are rebuilt by `reembed`.
 EXPORT_EXCLUDED_FIELDS = {"embedding", "title_embedding", "search_vector", "title_search", "password"}
 

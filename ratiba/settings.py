@@ -319,6 +319,8 @@ CHANNEL_SECRETS_KEYS = env_list("CHANNEL_SECRETS_KEYS", "")
 HANDOFF_ANNOUNCER = env_str("HANDOFF_ANNOUNCER", "channels.handoffs.handoff_announce_on_commit")
 CELERY_BEAT_SCHEDULE["channels-whatsapp-sweep"] = {"task": "channels.whatsapp_sweep_all",
                                                    "schedule": WHATSAPP_SWEEP_SECONDS}
+# WhatsApp messages, statuses and idle customer numbers follow CONVERSATION_RETENTION_DAYS.
+CELERY_BEAT_SCHEDULE["channels-prune"] = {"task": "channels.prune_all", "schedule": crontab(hour=2, minute=50)}
 
 # ----------------------------------------------------------------------------- email
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
