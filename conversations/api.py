@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from conversations import selectors, services
 from conversations.serializers import (SessionCollectionInput, SessionCollectionsOutput, TurnInput, TurnOutput)
-from ratiba.api_errors import error_body
+from ratiba.api_errors import domain_error_response, error_body
 from ratiba.auth import ApiClient
 from ratiba.models import KeyScope
 from ratiba.ratelimit import rate_limit_hit
@@ -72,7 +72,8 @@ def turn_input_from(data: dict, *, api_key_prefix: str = "", started_by: str = "
 
 
 def turn_error_response(exc: services.TurnError) -> Response:
-    return Response(error_body(exc.code, str(exc), exc.fields or None), status=exc.status)
+    """What the API handler answers a turn error with (for callers outside DRF's handler)."""
+    return domain_error_response(exc)
 
 
 def sse_event(event: str, data: dict) -> bytes:
@@ -200,11 +201,7 @@ class ChatTurnApi(APIView):
     def post(self, request):
         serializer = TurnInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            result = services.turn_run(turn_input_from(serializer.validated_data,
-                                                       api_key_prefix=request.auth.prefix))
-        except services.TurnError as exc:
-            return turn_error_response(exc)
+        result = services.turn_run(turn_input_from(serializer.validated_data, api_key_prefix=request.auth.prefix))
         return Response(result.to_response(), status=status.HTTP_200_OK)
 
 
@@ -238,11 +235,8 @@ class ChatTurnStreamApi(APIView):
     def post(self, request):
         serializer = TurnInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            stream = services.turn_stream(turn_input_from(serializer.validated_data,
-                                                          api_key_prefix=request.auth.prefix))
-        except services.TurnError as exc:
-            return turn_error_response(exc)
+        # Planning errors (an unknown session...) raise here, before the stream starts: a JSON 4xx.
+        stream = services.turn_stream(turn_input_from(serializer.validated_data, api_key_prefix=request.auth.prefix))
         return sse_response(stream)
 
 
@@ -264,11 +258,7 @@ class SessionCollectionsApi(APIView):
             return Response(error_body("session_not_found", f"No chat session {session_id!r} here."), status=404)
         serializer = SessionCollectionInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        name = serializer.validated_data["collection"]
-        if not selectors.collection_exists(name=name):
-            return Response(error_body("collection_not_found", f"No collection named {name!r}.",
-                                       {"collection": ["Unknown collection."]}), status=404)
-        names = services.session_collection_add(session=session, collection=name)
+        names = services.session_collection_add(session=session, collection=serializer.validated_data["collection"])
         return Response({"session_id": session.public_id, "collections": names})
 
     @extend_schema(operation_id="session_collections_clear", tags=["chat"],

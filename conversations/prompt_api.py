@@ -19,7 +19,6 @@ from conversations.services import CHANNELS, LANGUAGES, MAX_MESSAGE_CHARS
 from conversations.shaping import prepare_prompt
 from knowledge.retrieval import FilterError, fetch_snippets, filters_clean
 from knowledge.retrieval.filters import FILTER_NAMES
-from ratiba.api_errors import error_body
 
 INTENTS = ["auto", "services", "hours", "other"]
 
@@ -130,12 +129,7 @@ class PromptAssembleApi(APIView):
             # The offline classifier: assembling a prompt must not spend on an LLM call.
             classified = intents.classify(message).intent
             intent = classified if classified in ("services", "hours") else "other"
-        try:
-            retrieval = fetch_snippets(intent, query=message, channel=channel, filters=data.get("filters"))
-        except FilterError as exc:
-            fields = {"filters": {name: [text] for name, text in exc.fields.items()}}
-            return Response(error_body("invalid_request", "Some fields are invalid.", fields),
-                            status=status.HTTP_400_BAD_REQUEST)
+        retrieval = fetch_snippets(intent, query=message, channel=channel, filters=data.get("filters"))
         relevant = bool(retrieval.snippets) and not retrieval.refusal_reason
         snippets = list(retrieval.snippets) if relevant else []
         facts = facts_for(intent=intent, message=message) if intent in ("services", "hours") else None

@@ -18,7 +18,7 @@ from django.db.models import F
 from django.utils import timezone
 
 import llm
-from conversations import costs, followups, handoffs, i18n, intents
+from conversations import costs, followups, handoffs, i18n, intents, selectors
 from conversations.facts import (Facts, facts_beside_knowledge, facts_for, facts_intent_for, named_services,
                                  services_list)
 from conversations.models import HandoffRequest, Session, Turn
@@ -27,6 +27,7 @@ from conversations.shaping import AnswerDelta, ShapedAnswer
 from knowledge.audit import audit_record
 from knowledge.models import AuditAction, AuditSubject
 from knowledge.retrieval.types import Retrieval, RetrievedSnippet
+from ratiba.errors import DomainError
 from ratiba.redaction import stored_text
 
 log = logging.getLogger(__name__)
@@ -39,15 +40,8 @@ NO_PROVIDER = "none"  # small talk, refusals and bare hand-offs are answered wit
 NOT_KNOWLEDGE_GAPS = frozenset({"empty_message", "cost_ceiling"})
 
 
-class TurnError(Exception):
+class TurnError(DomainError):
     """A turn the API must reject (a 4xx), with a machine-readable code."""
-
-    status = 400
-
-    def __init__(self, message: str, *, code: str = "invalid_request", fields: dict | None = None):
-        super().__init__(message)
-        self.code = code
-        self.fields = fields or {}
 
 
 class SessionNotFound(TurnError):
@@ -56,6 +50,14 @@ class SessionNotFound(TurnError):
     def __init__(self, session_id: str):
         super().__init__(f"No chat session {session_id!r} here; omit session_id to start a new one.",
                          code="session_not_found", fields={"session_id": ["Unknown session."]})
+
+
+class CollectionNotFound(TurnError):
+    status = 404
+
+    def __init__(self, name: str):
+        super().__init__(f"No collection named {name!r}.", code="collection_not_found",
+                         fields={"collection": ["Unknown collection."]})
 
 
 @dataclass(frozen=True)
@@ -790,6 +792,8 @@ def _chunks(text: str, *, words: int = 4) -> list[str]:
 
 def session_collection_add(*, session: Session, collection: str) -> list[str]:
     """ADD_KB: search this collection in the session's turns; returns the active names."""
+    if not selectors.collection_exists(name=collection):
+        raise CollectionNotFound(collection)
     names = list(session.collections)
     if collection not in names:
         names.append(collection)

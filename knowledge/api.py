@@ -1,13 +1,12 @@
 """Authoring REST API (DESIGN.md §7): snippets and their versions, services, opening hours.
 
 Views are thin: nested input serializers check shapes, the services in knowledge.services validate
-meaning and write. Errors use the {"error": {code, message, fields}} shape.
+meaning and write. Their errors reach the client through the one handler, ratiba.api_errors.
 """
 from __future__ import annotations
 
 import datetime as dt
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers, status
 from rest_framework.pagination import LimitOffsetPagination
@@ -16,7 +15,7 @@ from rest_framework.views import APIView
 
 from knowledge import selectors, services
 from knowledge.audit import request_actor
-from knowledge.models import Category, Channel, EmbeddingState, Role, Service, Snippet, Status
+from knowledge.models import Category, Channel, EmbeddingState, Role, Service, Snippet, Status, Weekday
 from knowledge.seed import WEEKDAYS
 from knowledge.serializers import (
     HoursOutput,
@@ -25,27 +24,10 @@ from knowledge.serializers import (
     SnippetVersionOutput,
     SnippetVersionPage,
 )
-from ratiba.api_errors import error_body
-
 ERROR_RESPONSES = {
     400: OpenApiResponse(description='Validation error: {"error": {"code": "invalid_request", "message", "fields"}}'),
     401: OpenApiResponse(description="Missing or invalid API key."),
 }
-
-
-class SnippetExists(exceptions.APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_code = "snippet_exists"
-    default_detail = "A snippet with this key already exists: PATCH it to save a new version."
-
-
-def _invalid(exc: DjangoValidationError) -> exceptions.ValidationError:
-    detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
-    return exceptions.ValidationError(detail)
-
-
-def _not_found(message: str) -> Response:
-    return Response(error_body("not_found", message), status=status.HTTP_404_NOT_FOUND)
 
 
 def _paginate(*, request, view, queryset, output) -> Response:
@@ -118,12 +100,8 @@ class SnippetListApi(APIView):
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
         if Snippet.objects.filter(key=fields["key"]).exists():
-            raise SnippetExists()
-        try:
-            version = services.snippet_version_create(**fields, created_by=_editor(request),
-                                                      actor=request_actor(request))
-        except DjangoValidationError as exc:
-            raise _invalid(exc) from None
+            raise services.SnippetExists("A snippet with this key already exists: PATCH it to save a new version.")
+        version = services.snippet_version_create(**fields, created_by=_editor(request), actor=request_actor(request))
         return Response(SnippetVersionOutput(version).data, status=status.HTTP_201_CREATED)
 
 
@@ -156,7 +134,7 @@ class SnippetDetailApi(APIView):
     def get(self, request, key: str):
         version = selectors.snippet_version_get(key=key)
         if version is None:
-            return _not_found(f"No snippet with key {key!r}.")
+            raise exceptions.NotFound(f"No snippet with key {key!r}.")
         return Response(SnippetVersionOutput(version).data)
 
     @extend_schema(operation_id="snippets_update", request=SnippetPatchInput,
@@ -167,13 +145,9 @@ class SnippetDetailApi(APIView):
     def patch(self, request, key: str):
         data = self.SnippetPatchInput(data=request.data)
         data.is_valid(raise_exception=True)
-        if selectors.snippet_version_get(key=key) is None:
-            return _not_found(f"No snippet with key {key!r}.")
-        try:
-            version = services.snippet_edit(key=key, changes=dict(data.validated_data), created_by=_editor(request),
-                                            actor=request_actor(request))
-        except DjangoValidationError as exc:
-            raise _invalid(exc) from None
+        # An unknown key is the service's SnippetNotFound (a 404).
+        version = services.snippet_edit(key=key, changes=dict(data.validated_data), created_by=_editor(request),
+                                        actor=request_actor(request))
         return Response(SnippetVersionOutput(version).data)
 
 
@@ -183,7 +157,7 @@ class SnippetVersionListApi(APIView):
     @extend_schema(operation_id="snippets_versions_list", responses={200: SnippetVersionPage, 404: OpenApiResponse()})
     def get(self, request, key: str):
         if not Snippet.objects.filter(key=key).exists():
-            return _not_found(f"No snippet with key {key!r}.")
+            raise exceptions.NotFound(f"No snippet with key {key!r}.")
         return _paginate(request=request, view=self, queryset=selectors.snippet_versions_of(key=key),
                          output=SnippetVersionOutput)
 
@@ -199,12 +173,9 @@ class SnippetVersionActivateApi(APIView):
     def post(self, request, key: str, number: int):
         version = selectors.snippet_version_get(key=key, version=number)
         if version is None:
-            return _not_found(f"Snippet {key!r} has no version {number}.")
-        try:
-            version = services.snippet_version_activate(version=version, user=_editor(request),
-                                                        actor=request_actor(request))
-        except services.ReviewRequired as exc:
-            return Response(error_body(exc.code, exc.message), status=status.HTTP_403_FORBIDDEN)
+            raise exceptions.NotFound(f"Snippet {key!r} has no version {number}.")
+        version = services.snippet_version_activate(version=version, user=_editor(request),
+                                                    actor=request_actor(request))
         return Response(SnippetVersionOutput(version).data)
 
 
@@ -232,12 +203,8 @@ class ServiceListApi(APIView):
         data = self.ServiceCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         if Service.objects.filter(name=data.validated_data["name"].strip()).exists():
-            return Response(error_body("service_exists", "A service with this name exists: PATCH it."),
-                            status=status.HTTP_409_CONFLICT)
-        try:
-            service = services.service_upsert(**data.validated_data, actor=request_actor(request))
-        except DjangoValidationError as exc:
-            raise _invalid(exc) from None
+            raise services.ServiceExists("A service with this name exists: PATCH it.")
+        service = services.service_upsert(**data.validated_data, actor=request_actor(request))
         return Response(ServiceOutput(service).data, status=status.HTTP_201_CREATED)
 
 
@@ -257,7 +224,7 @@ class ServiceDetailApi(APIView):
     def get(self, request, service_id: int):
         service = Service.objects.filter(pk=service_id).first()
         if service is None:
-            return _not_found(f"No service {service_id}.")
+            raise exceptions.NotFound(f"No service {service_id}.")
         return Response(ServiceOutput(service).data)
 
     @extend_schema(operation_id="services_update", request=ServicePatchInput,
@@ -267,12 +234,9 @@ class ServiceDetailApi(APIView):
         data.is_valid(raise_exception=True)
         service = Service.objects.filter(pk=service_id).first()
         if service is None:
-            return _not_found(f"No service {service_id}.")
-        try:
-            service = services.service_update(service=service, changes=dict(data.validated_data),
-                                              actor=request_actor(request))
-        except DjangoValidationError as exc:
-            raise _invalid(exc) from None
+            raise exceptions.NotFound(f"No service {service_id}.")
+        service = services.service_update(service=service, changes=dict(data.validated_data),
+                                          actor=request_actor(request))
         return Response(ServiceOutput(service).data)
 
 
@@ -302,6 +266,9 @@ class HoursApi(APIView):
 class WeeklyHoursApi(APIView):
     """PUT: replace the ranges of the days given (a day with [] is closed; days left out are unchanged)."""
 
+    # The service names days in full ("monday"); the API uses mon..sun.
+    error_field_names = {Weekday(day).label.lower(): name for day, name in enumerate(WEEKDAYS)}
+
     class WeeklyHoursInput(serializers.Serializer):
         mon = serializers.ListField(child=serializers.CharField(), required=False)
         tue = serializers.ListField(child=serializers.CharField(), required=False)
@@ -325,17 +292,14 @@ class WeeklyHoursApi(APIView):
         data = self.WeeklyHoursInput(data=request.data)
         data.is_valid(raise_exception=True)
         week = {WEEKDAYS.index(name): ranges for name, ranges in data.validated_data.items()}
-        try:
-            services.opening_hours_set_week(week=week, actor=request_actor(request))
-        except DjangoValidationError as exc:
-            # The service names days in full ("monday"); the API uses mon..sun.
-            detail = {name[:3]: messages for name, messages in exc.message_dict.items()}
-            raise exceptions.ValidationError(detail) from None
+        services.opening_hours_set_week(week=week, actor=request_actor(request))
         return Response(HoursOutput(_hours_payload()).data)
 
 
 class SpecialDayApi(APIView):
     """PUT: set a dated exception (holiday hours; [] = closed). DELETE: remove it."""
+
+    error_field_names = {"ranges": "hours"}
 
     class SpecialDayInput(serializers.Serializer):
         hours = serializers.ListField(child=serializers.CharField(), allow_empty=True)
@@ -347,12 +311,8 @@ class SpecialDayApi(APIView):
     def put(self, request, date: str):
         data = self.SpecialDayInput(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            services.special_day_set(date=_path_date(date), ranges=data.validated_data["hours"],
-                                     note=data.validated_data["note"], actor=request_actor(request))
-        except DjangoValidationError as exc:
-            detail = {("hours" if name == "ranges" else name): messages for name, messages in exc.message_dict.items()}
-            raise exceptions.ValidationError(detail) from None
+        services.special_day_set(date=_path_date(date), ranges=data.validated_data["hours"],
+                                 note=data.validated_data["note"], actor=request_actor(request))
         return Response(HoursOutput(_hours_payload()).data)
 
     @extend_schema(operation_id="hours_special_delete", request=None,
@@ -360,7 +320,7 @@ class SpecialDayApi(APIView):
                    responses={204: None, 404: OpenApiResponse()})
     def delete(self, request, date: str):
         if not services.special_day_delete(date=_path_date(date), actor=request_actor(request)):
-            return _not_found(f"No special day on {date}.")
+            raise exceptions.NotFound(f"No special day on {date}.")
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -37,6 +37,7 @@ from knowledge.models import (
 )
 from knowledge.audit import audit_record, field_changes, is_user
 from knowledge.tokens import token_estimate
+from ratiba.errors import DomainError
 
 logger = logging.getLogger(__name__)
 
@@ -50,24 +51,37 @@ TRANSLATION_LANGUAGES = ("sw",)  # the languages customers are answered in besid
 EMBED_BATCH_SIZE = 64
 
 
-class KnowledgeError(Exception):
+class KnowledgeError(DomainError):
     """A knowledge write that cannot be carried out; `code` is machine-readable."""
 
     code = "knowledge_error"
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
 
 
 class ReviewRequired(KnowledgeError):
     """The release gate: a guardrail or behaviour version needs a second person with review permission."""
 
+    status = 403
     code = "review_required"
 
 
 class SnippetNotFound(KnowledgeError):
+    status = 404
     code = "not_found"
+
+
+class SnippetExists(KnowledgeError):
+    """A new key that another snippet already has."""
+
+    status = 409
+    code = "snippet_exists"
+
+
+class ServiceExists(KnowledgeError):
+    """A new service named like one that exists."""
+
+    status = 409
+    code = "service_exists"
+
 
 
 # ----------------------------------------------------------------------------- validation helpers

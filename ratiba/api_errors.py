@@ -1,10 +1,14 @@
 """One error shape for the whole API: {"error": {"code", "message", "fields"?}}."""
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
+
+from ratiba.errors import DomainError
 
 CODES = {
     400: "invalid_request",
@@ -39,7 +43,25 @@ def _flatten(detail) -> dict:
     return {"non_field_errors": [str(item) for item in detail]} if isinstance(detail, list) else {}
 
 
+def _renamed(fields: dict, context) -> dict:
+    # A view names fields as its clients see them (`mon`, `hours`); the service names them its own way.
+    names = getattr(context.get("view"), "error_field_names", None) or {}
+    return {names.get(name, name): value for name, value in fields.items()}
+
+
+def domain_error_response(exc: DomainError, context=None) -> Response:
+    """The API's answer to a domain error: its status, code, message and fields."""
+    return Response(error_body(exc.code, exc.message, _renamed(exc.fields, context or {})), status=exc.status)
+
+
 def exception_handler(exc, context):
+    """Every API error in the one shape: DRF's own, domain errors, and a service's Django ValidationError."""
+    if isinstance(exc, DomainError):
+        set_rollback()
+        return domain_error_response(exc, context)
+    if isinstance(exc, DjangoValidationError):
+        detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+        exc = exceptions.ValidationError(_renamed(detail, context))
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.db.models import Count, Q
 from drf_spectacular.utils import (OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field,
                                    inline_serializer)
-from rest_framework import serializers, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
@@ -14,16 +14,7 @@ from knowledge.audit import request_actor
 from knowledge.collections import selectors, services
 from knowledge.collections.errors import CollectionsError, DocumentTooLarge
 from knowledge.collections.models import CollectionScope, Document, DocumentStatus
-from ratiba.api_errors import error_body
 from ratiba.parsers import JSONParser
-
-
-def _error(exc: CollectionsError) -> Response:
-    return Response(error_body(exc.code, exc.message, exc.fields), status=exc.status)
-
-
-def _not_found(message: str) -> Response:
-    return Response(error_body("not_found", message), status=status.HTTP_404_NOT_FOUND)
 
 
 class CollectionOutput(serializers.Serializer):
@@ -104,10 +95,7 @@ class CollectionListApi(APIView):
     def post(self, request):
         serializer = CollectionInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            collection = services.collection_create(**serializer.validated_data, actor=request_actor(request))
-        except CollectionsError as exc:
-            return _error(exc)
+        collection = services.collection_create(**serializer.validated_data, actor=request_actor(request))
         return Response(CollectionOutput(_collections_with_counts().get(pk=collection.pk)).data,
                         status=status.HTTP_201_CREATED)
 
@@ -117,14 +105,14 @@ class CollectionDetailApi(APIView):
     def get(self, request, name: str):
         collection = _collections_with_counts().filter(name=name).first()
         if collection is None:
-            return _not_found(f"No collection named {name!r}.")
+            raise exceptions.NotFound(f"No collection named {name!r}.")
         return Response(CollectionOutput(collection).data)
 
     @extend_schema(tags=["collections"], operation_id="collections_destroy", responses={204: None})
     def delete(self, request, name: str):
         collection = selectors.collection_get(name=name)
         if collection is None:
-            return _not_found(f"No collection named {name!r}.")
+            raise exceptions.NotFound(f"No collection named {name!r}.")
         services.collection_delete(collection=collection, actor=request_actor(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -143,7 +131,7 @@ class DocumentListApi(APIView):
     def get(self, request, name: str):
         collection = selectors.collection_get(name=name)
         if collection is None:
-            return _not_found(f"No collection named {name!r}.")
+            raise exceptions.NotFound(f"No collection named {name!r}.")
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(selectors.document_list(collection=collection).select_related("collection"),
                                            request, view=self)
@@ -162,19 +150,16 @@ class DocumentListApi(APIView):
     def post(self, request, name: str):
         collection = selectors.collection_get(name=name)
         if collection is None:
-            return _not_found(f"No collection named {name!r}.")
+            raise exceptions.NotFound(f"No collection named {name!r}.")
         upload = request.FILES.get("file")
         if upload is None:
-            return Response(error_body("invalid_request", "Upload the document as multipart field `file`.",
-                                       {"file": ["This field is required."]}), status=status.HTTP_400_BAD_REQUEST)
+            raise CollectionsError("Upload the document as multipart field `file`.",
+                                   fields={"file": ["This field is required."]})
         if upload.size is not None and upload.size > services.max_document_bytes():
-            return _error(DocumentTooLarge(
-                f"{upload.name!r} is {upload.size:,} bytes; the limit is {services.max_document_bytes():,} bytes."))
-        try:
-            result = services.document_upload(collection=collection, filename=upload.name, data=upload.read(),
-                                              content_type=upload.content_type or "", actor=request_actor(request))
-        except CollectionsError as exc:
-            return _error(exc)
+            raise DocumentTooLarge(
+                f"{upload.name!r} is {upload.size:,} bytes; the limit is {services.max_document_bytes():,} bytes.")
+        result = services.document_upload(collection=collection, filename=upload.name, data=upload.read(),
+                                          content_type=upload.content_type or "", actor=request_actor(request))
         body = DocumentOutput(_document_fresh(result.document.pk)).data
         body["upload"] = {"created": result.created, "changed": result.changed, "queued": result.queued}
         return Response(body, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
@@ -186,7 +171,7 @@ class DocumentDetailApi(APIView):
         collection = selectors.collection_get(name=name)
         document = selectors.document_get(collection=collection, document_id=document_id) if collection else None
         if document is None:
-            return _not_found(f"No document {document_id} in collection {name!r}.")
+            raise exceptions.NotFound(f"No document {document_id} in collection {name!r}.")
         return Response(DocumentOutput(document).data)
 
     @extend_schema(tags=["collections"], operation_id="collection_documents_destroy", responses={204: None})
@@ -194,7 +179,7 @@ class DocumentDetailApi(APIView):
         collection = selectors.collection_get(name=name)
         document = selectors.document_get(collection=collection, document_id=document_id) if collection else None
         if document is None:
-            return _not_found(f"No document {document_id} in collection {name!r}.")
+            raise exceptions.NotFound(f"No document {document_id} in collection {name!r}.")
         services.document_delete(document=document, actor=request_actor(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -206,10 +191,7 @@ class DocumentRetryApi(APIView):
         collection = selectors.collection_get(name=name)
         document = selectors.document_get(collection=collection, document_id=document_id) if collection else None
         if document is None:
-            return _not_found(f"No document {document_id} in collection {name!r}.")
-        try:
-            services.document_retry(document=document)
-        except CollectionsError as exc:
-            return _error(exc)
+            raise exceptions.NotFound(f"No document {document_id} in collection {name!r}.")
+        services.document_retry(document=document)
         return Response(DocumentOutput(_document_fresh(document.pk)).data, status=status.HTTP_202_ACCEPTED)
 

@@ -1,17 +1,11 @@
 """Errors of the collections domain, each carrying the HTTP status and code the API answers with."""
 from __future__ import annotations
 
+from ratiba.errors import DomainError
 
-class CollectionsError(Exception):
+
+class CollectionsError(DomainError):
     """A request about collections or documents that cannot be carried out; the message is for people."""
-
-    status = 400
-    code = "invalid_request"
-
-    def __init__(self, message: str, *, fields: dict | None = None):
-        super().__init__(message)
-        self.message = message
-        self.fields = fields
 
 
 class CollectionConflict(CollectionsError):

@@ -63,7 +63,11 @@ def test_an_oversized_body_is_413_before_anything_runs(spa, api_client):
 def test_an_unknown_session_is_404_with_a_code(chat):
     response = chat(message="Hi", session_id="s_does_not_exist")
     assert response.status_code == 404
-    assert response.json()["error"]["code"] == "session_not_found"
+    assert response.json() == {"error": {
+        "code": "session_not_found", "message": "No chat session 's_does_not_exist' here; omit session_id to start "
+                                                "a new one.", "fields": {"session_id": ["Unknown session."]}}}
+    streamed = chat(path="/api/v1/chat/turns/stream/", message="Hi", session_id="s_does_not_exist")
+    assert (streamed.status_code, streamed.json()) == (404, response.json())
     assert not Session.objects.exists()
 
 
@@ -116,10 +120,13 @@ def test_adding_an_unknown_collection_or_to_an_unknown_session_is_404(chat, api_
     session_id = chat(message="Hi").json()["session_id"]
     missing = client.post(f"/api/v1/sessions/{session_id}/collections/", data={"collection": "nope"},
                           content_type="application/json", **headers)
-    assert missing.status_code == 404 and missing.json()["error"]["code"] == "collection_not_found"
+    assert (missing.status_code, missing.json()) == (404, {"error": {
+        "code": "collection_not_found", "message": "No collection named 'nope'.",
+        "fields": {"collection": ["Unknown collection."]}}})
     no_session = client.post("/api/v1/sessions/s_nope/collections/", data={"collection": "nope"},
                              content_type="application/json", **headers)
-    assert no_session.status_code == 404 and no_session.json()["error"]["code"] == "session_not_found"
+    assert (no_session.status_code, no_session.json()) == (404, {"error": {
+        "code": "session_not_found", "message": "No chat session 's_nope' here."}})
     bad = client.post(f"/api/v1/sessions/{session_id}/collections/", data={"collection": "no spaces!"},
                       content_type="application/json", **headers)
     assert bad.status_code == 400 and "collection" in bad.json()["error"]["fields"]

@@ -158,3 +158,20 @@ def test_it_needs_an_api_key(client_for, tenant):
     response = client_for(tenant).get(BASE)
     assert response.status_code == 401
     assert response.json()["error"]["code"] == "unauthenticated"
+
+
+def test_each_collections_error_has_its_exact_body(api):
+    api.post_json(BASE, {"name": "guides"})
+    document = api.upload(f"{BASE}guides/documents/", "guest-guide.md", GUIDE_MD).json()
+    retry = api.post_json(f"{BASE}guides/documents/{document['id']}/retry/", {})
+    empty = api.upload(f"{BASE}guides/documents/", "empty.md", b"   \n")
+    no_collection = api.upload(f"{BASE}nowhere/documents/", "guest-guide.md", GUIDE_MD)
+    no_document = api.get(f"{BASE}guides/documents/999999/")
+    assert (retry.status_code, retry.json()) == (409, {"error": {
+        "code": "conflict", "message": "'guest-guide.md' is already indexed."}})
+    assert (empty.status_code, empty.json()) == (400, {"error": {
+        "code": "invalid_document", "message": "'empty.md' is empty."}})
+    assert (no_collection.status_code, no_collection.json()) == (404, {"error": {
+        "code": "not_found", "message": "No collection named 'nowhere'."}})
+    assert (no_document.status_code, no_document.json()) == (404, {"error": {
+        "code": "not_found", "message": "No document 999999 in collection 'guides'."}})
