@@ -10,8 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from django.db import transaction
+
 from channels.plaintext import plain_text
 from conversations import services as turns
+from conversations.handoffs import handoff_contact_add
+from conversations.models import HandoffRequest
 
 MAX_BODY_CHARS = 20_000
 MAX_SUBJECT_CHARS = 300
@@ -124,10 +128,14 @@ def email_draft_create(*, from_email: str, subject: str, body: str, from_name: s
     if len(question.split()) < 4 and subject.strip():
         # "Re: Parking" + "Do you have it?": the subject carries the topic of a short question.
         question = f"{subject.strip()}. {question}"
-    result = turns.turn_run(turns.TurnInput(message=question[: turns.MAX_MESSAGE_CHARS], channel="email",
-                                            api_key_prefix=api_key_prefix))
-    language = result.meta.get("language", "en")
     name = parts.signed_name or (from_name or "").strip()
+    # One transaction: the hand-off alert goes out on commit, and by then it names the sender to reply to.
+    with transaction.atomic():
+        result = turns.turn_run(turns.TurnInput(message=question[: turns.MAX_MESSAGE_CHARS], channel="email",
+                                                api_key_prefix=api_key_prefix))
+        for handoff in HandoffRequest.objects.filter(turn__public_id=result.turn_id):
+            handoff_contact_add(handoff=handoff, name=name, contact=from_email)
+    language = result.meta.get("language", "en")
     first = name.split()[0] if name else ""
     with_name, without = _GREETINGS["sw" if language == "sw" else "en"]
     greeting = with_name.format(name=first) if first else without

@@ -308,10 +308,10 @@ def _number_of(contact: WhatsAppContact) -> WhatsAppNumber | None:
                                          tenant__schema_name=connection.schema_name).first()
 
 
-def _fail(message_id: int, *, code: str, text: str) -> str:
-    WhatsAppMessage.objects.filter(pk=message_id).update(status=MessageStatus.FAILED, error_code=code[:40],
+def _fail(message: WhatsAppMessage, *, code: str, text: str) -> str:
+    WhatsAppMessage.objects.filter(pk=message.pk).update(status=MessageStatus.FAILED, error_code=code[:40],
                                                          error_message=text[:300], next_attempt_at=None,
-                                                         updated_at=timezone.now())
+                                                         body=stored_text(message.body), updated_at=timezone.now())
     return MessageStatus.FAILED
 
 
@@ -328,13 +328,13 @@ def outbound_send(*, message_id: int, now: dt.datetime | None = None) -> str:
     message = WhatsAppMessage.objects.select_related("contact", "reply_to").get(pk=message_id)
     contact = message.contact
     if contact.opted_out_at and message.source != Source.NOTICE:
-        return _fail(message.pk, code="opted_out", text="The customer sent STOP; nothing is sent to them.")
+        return _fail(message, code="opted_out", text="The customer sent STOP; nothing is sent to them.")
     if not window_open(contact, now=now):
-        return _fail(message.pk, code="outside_window",
+        return _fail(message, code="outside_window",
                      text="More than 24 hours since the customer's last message: WhatsApp only accepts templates.")
     number = _number_of(contact)
     if number is None:
-        return _fail(message.pk, code="no_number", text="No connected WhatsApp number for this conversation.")
+        return _fail(message, code="no_number", text="No connected WhatsApp number for this conversation.")
     reply_to = message.reply_to.wamid if message.reply_to_id and message.reply_to and message.reply_to.wamid else ""
     try:
         sent = graph.send_text(phone_number_id=number.phone_number_id, token=secret_decrypt(number.access_token_encrypted),
@@ -342,9 +342,12 @@ def outbound_send(*, message_id: int, now: dt.datetime | None = None) -> str:
     except graph.GraphError as exc:
         return _send_failed(message, exc, now=now)
     with transaction.atomic():
+        # The text went out whole (a hand-off reply names the number the team will call); the copy kept from
+        # now on follows REDACT_STORED_MESSAGES, like the turn it came from.
         WhatsAppMessage.objects.filter(pk=message.pk).update(status=MessageStatus.SENT, wamid=sent.wamid,
                                                              sent_at=timezone.now(), next_attempt_at=None,
-                                                             error_code="", error_message="", updated_at=timezone.now())
+                                                             body=stored_text(message.body), error_code="",
+                                                             error_message="", updated_at=timezone.now())
         message = WhatsAppMessage.objects.select_for_update().get(pk=message.pk)
         # A status can arrive before the send call returned the message id: apply what is already stored.
         for status in WhatsAppStatus.objects.filter(wamid=sent.wamid).order_by("created_at"):
@@ -355,10 +358,10 @@ def outbound_send(*, message_id: int, now: dt.datetime | None = None) -> str:
 
 def _send_failed(message: WhatsAppMessage, exc: graph.GraphError, *, now: dt.datetime) -> str:
     if exc.code == graph.OUTSIDE_WINDOW:
-        return _fail(message.pk, code="outside_window", text=str(exc))
+        return _fail(message, code="outside_window", text=str(exc))
     rounds_left = message.attempts < settings.WHATSAPP_SEND_ROUNDS
     if not (exc.retryable and rounds_left):
-        return _fail(message.pk, code=exc.code, text=str(exc))
+        return _fail(message, code=exc.code, text=str(exc))
     delay = dt.timedelta(seconds=min(3600, 30 * 2 ** (message.attempts - 1)))
     WhatsAppMessage.objects.filter(pk=message.pk).update(status=MessageStatus.RETRYING, next_attempt_at=now + delay,
                                                          error_code=exc.code[:40], error_message=str(exc)[:300],

@@ -1,5 +1,5 @@
-"""WhatsApp rows follow the conversations' retention (CONVERSATION_RETENTION_DAYS, pruned daily per business)
-and are part of a business's data export."""
+"""WhatsApp rows follow the conversations' privacy rules: retention (CONVERSATION_RETENTION_DAYS, pruned daily
+per business), the data export, and REDACT_STORED_MESSAGES."""
 from __future__ import annotations
 
 import datetime as dt
@@ -11,7 +11,8 @@ from django_tenants.utils import schema_context
 from channels.models import WhatsAppContact, WhatsAppMessage, WhatsAppStatus
 from channels.retention import whatsapp_prune
 from channels.tasks import prune_all
-from channels_support import PHONE_NUMBER_ID
+from channels.whatsapp import services
+from channels_support import PHONE_NUMBER_ID, SCHEMA, message_delivery, rows
 from ratiba.services import tenant_export
 
 
@@ -114,3 +115,26 @@ def test_a_business_export_holds_its_whatsapp_customers_messages_and_statuses(te
         (inbound.pk, "Is there parking?"), (reply.pk, "Yes, in the basement.")]
     assert [(s["wamid"], s["status"]) for s in tables["channels.WhatsAppStatus"]] == [(reply.wamid, "read")]
     assert tables["channels.HandoffAlert"] == []
+
+
+def test_with_redaction_on_a_reply_is_sent_whole_and_stored_masked(spa, deliver, graph_api, settings):
+    settings.REDACT_STORED_MESSAGES = True
+    graph_api.respond(500, times=settings.WHATSAPP_SEND_ATTEMPTS)  # the first round fails: kept whole to retry
+    deliver(message_delivery(text="I want to book a deep tissue massage on Saturday, my number is 0712 345 678"))
+    (inbound, reply) = rows()
+    assert inbound.body == "I want to book a deep tissue massage on Saturday, my number is [phone]"
+    assert reply.status == "retrying" and "0712 345 678" in reply.body
+    with schema_context(SCHEMA):
+        WhatsAppMessage.objects.filter(pk=reply.pk).update(next_attempt_at=timezone.now())
+        services.outbound_send(message_id=reply.pk)
+    (_, reply) = rows()
+    assert "on 0712 345 678" in graph_api.texts[-1]  # the customer is told where the team will call
+    assert reply.status == "sent" and "0712 345 678" not in reply.body and "on [phone]" in reply.body
+
+
+def test_with_redaction_on_a_reply_that_cannot_be_sent_is_stored_masked(spa, deliver, graph_api, settings):
+    settings.REDACT_STORED_MESSAGES = True
+    graph_api.respond(400, {"error": {"message": "Invalid parameter", "code": 100}})
+    deliver(message_delivery(text="I want to book a deep tissue massage on Saturday, my number is 0712 345 678"))
+    (_, reply) = rows()
+    assert reply.status == "failed" and "0712 345 678" not in reply.body and "[phone]" in reply.body

@@ -100,3 +100,21 @@ def test_the_suggested_subject_is_re_once_and_never_shouts():
     assert suggested_subject("RE: Re: Booking!") == "Re: Booking"
     assert suggested_subject("Fwd: prices") == "Re: prices"
     assert suggested_subject("") == "Re: your message"
+
+
+def test_a_booking_email_becomes_a_hand_off_staff_can_answer_by_email(post, django_capture_on_commit_callbacks):
+    from django.contrib.auth import get_user_model
+    from django.core import mail
+
+    from conversations.models import HandoffRequest
+
+    get_user_model().objects.create_user("desk", email="desk@spa.test", is_staff=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        body = post(from_email="wanjiku.k@example.com", from_name="Wanjiku Kamau", subject="Booking",
+                    body="Hello,\n\nI want to book a deep tissue massage on Saturday at 10am.\n\nThanks").json()
+    assert body["meta"]["intent"] == "booking"
+    handoff = HandoffRequest.objects.get()
+    assert (handoff.channel, handoff.what, handoff.contact) == ("email", "Deep Tissue Massage",
+                                                                "Wanjiku Kamau, wanjiku.k@example.com")
+    assert len(mail.outbox) == 1
+    assert "Contact:  Wanjiku Kamau, wanjiku.k@example.com" in mail.outbox[0].body
