@@ -16,6 +16,7 @@ from django.db.models.functions import Lower
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from ratiba.services import host_safe_domain
 from telemetry import knowledge_reads
 from telemetry.health import ALERT, WARN
 from telemetry.models import Digest, Event, EventName, GapGroup, GapQuestion, GapStatus, RetrievalDay, RetrievalLog
@@ -287,7 +288,8 @@ def _tenant_name_and_link() -> tuple[str, str]:
     name = Tenant.objects.filter(schema_name=schema).values_list("name", flat=True).first() or schema
     domain = (Domain.objects.filter(tenant__schema_name=schema).order_by("-is_primary", "pk")
               .values_list("domain", flat=True).first())
-    base = settings.TELEMETRY_LINK_BASE.format(domain=domain) if domain else ""
+    # aria_spa.localhost is also served as aria-spa.localhost: mail clients open links in browsers, which reject "_".
+    base = settings.TELEMETRY_LINK_BASE.format(domain=host_safe_domain(domain)) if domain else ""
     return name, base
 
 

@@ -90,6 +90,18 @@ def test_the_hand_off_mail_html_shows_the_customers_words_as_text_never_as_marku
     assert 'Book me <img src=x onerror="alert(1)"> & <a href="//evil">x</a>' in mail.outbox[0].body  # plain text
 
 
+def test_the_mail_links_to_the_host_browsers_accept_when_the_domain_has_an_underscore(spa):
+    from ratiba.models import Domain
+
+    Domain.objects.filter(tenant=spa).update(is_primary=False)
+    Domain.objects.create(tenant=spa, domain="test_spa.localhost", is_primary=True)
+    Domain.objects.create(tenant=spa, domain="test-spa.localhost", is_primary=False)  # what tenant_create adds
+    handoff = HandoffRequest.objects.create(kind="booking", channel="chat", message=BOOKING)
+    handoffs.handoff_announce(handoff_id=handoff.pk)
+    link = f"http://test-spa.localhost:8000/handoffs/#handoff-{handoff.pk}"
+    assert link in mail.outbox[0].body and f'href="{link}"' in mail.outbox[0].alternatives[0][0]
+
+
 @pytest.fixture
 def owner(spa, client_for):
     client = client_for(spa)
