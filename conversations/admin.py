@@ -122,3 +122,10 @@ class HandoffRequestAdmin(TenantOnlyAdmin):
     def save_model(self, request, obj, form, change):
         # Only the status is editable; it goes through the same service the rest of the app uses.
         services.handoff_set_status(handoff=obj, status=obj.status, user=request.user)
+
+    def delete_model(self, request, obj):
+        services.handoff_delete(handoff=obj, user=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for handoff in queryset:
+            services.handoff_delete(handoff=handoff, user=request.user)

@@ -811,6 +811,15 @@ def session_collection_clear(*, session: Session, collection: str | None = None)
     return names
 
 
+def handoff_delete(*, handoff: HandoffRequest, user=None, actor: str | None = None) -> None:
+    """An owner removes a hand-off request (spam, a test); the audit log says who."""
+    with transaction.atomic():
+        key, status = f"#{handoff.pk} {handoff.kind}", handoff.status
+        handoff.delete()
+        audit_record(subject=AuditSubject.HANDOFF, action=AuditAction.DELETED, key=key, user=user, actor=actor,
+                     detail={"status": [status, None]})
+
+
 def handoff_set_status(*, handoff: HandoffRequest, status: str, user=None,
                        actor: str | None = None) -> HandoffRequest:
     """An owner moves a hand-off along (new -> contacted -> done, or dismissed); the audit log says who."""

@@ -526,8 +526,8 @@ class SnippetAdmin(_ServiceErrorsMixin, TenantOnlyAdmin):
         request._knowledge_messaged = True
         try:
             if not change:
-                version = services.snippet_version_create(key=form.cleaned_data["key"], **content,
-                                                          created_by=request.user, activate=publish)
+                version = services.snippet_create(key=form.cleaned_data["key"], **content, created_by=request.user,
+                                                  activate=publish)
                 obj.pk = version.snippet_id
                 obj.key = version.key
             elif form.is_unchanged():
@@ -536,6 +536,9 @@ class SnippetAdmin(_ServiceErrorsMixin, TenantOnlyAdmin):
             else:
                 version = services.snippet_edit(key=obj.key, changes=content, created_by=request.user,
                                                 activate=publish)
+        except services.SnippetExists:
+            # Created by someone else since the form checked: the key's unique index refused this one.
+            raise _ServiceRejected(ValidationError({"key": ["A snippet with this key already exists."]})) from None
         except ValidationError as exc:
             raise _ServiceRejected(exc) from exc
         self._report_saved(request, obj, version, publish)
@@ -676,13 +679,21 @@ class ServiceAdmin(_ServiceErrorsMixin, TenantOnlyAdmin):
                                                 user=request.user)
             else:
                 fields = {field: form.cleaned_data[field] for field in ServiceForm.Meta.fields}
-                if Service.objects.filter(name=fields["name"]).exists():
-                    raise ValidationError({"name": [f"A service called {fields['name']!r} already exists."]})
-                saved = services.service_upsert(**fields, user=request.user)
+                saved = services.service_create(**fields, user=request.user)
+        except services.ServiceExists:
+            name = form.cleaned_data["name"]
+            raise _ServiceRejected(ValidationError({"name": [f"A service called {name!r} already exists."]})) from None
         except ValidationError as exc:
             raise _ServiceRejected(exc) from exc
         obj.pk = saved.pk
         obj.refresh_from_db()
+
+    def delete_model(self, request, obj):
+        services.service_delete(service=obj, user=request.user)
+
+    def delete_queryset(self, request, queryset):
+        for service in queryset:
+            services.service_delete(service=service, user=request.user)
 
 
 # ============================================================================= opening hours
@@ -701,6 +712,10 @@ class OpeningHoursAdmin(TenantOnlyAdmin):
         return HttpResponseRedirect(reverse("admin:knowledge_openinghours_changelist"))
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
+        return HttpResponseRedirect(reverse("admin:knowledge_openinghours_changelist"))
+
+    def delete_view(self, request, object_id, extra_context=None):
+        # A row is never deleted on its own: the weekly page replaces a day's ranges through the service.
         return HttpResponseRedirect(reverse("admin:knowledge_openinghours_changelist"))
 
 
@@ -844,14 +859,21 @@ class SmokeTestAdmin(_ServiceErrorsMixin, TenantOnlyAdmin):
                                  for key in obj.expected_keys))
 
     def save_model(self, request, obj, form, change):
-        old_query = SmokeTest.objects.filter(pk=obj.pk).values_list("query", flat=True).first() if change else None
+        values = {"query": form.cleaned_data["query"], "expected_keys": list(form.cleaned_data["expected_keys"])}
         try:
-            saved = services.smoke_test_upsert(query=form.cleaned_data["query"],
-                                               expected_keys=list(form.cleaned_data["expected_keys"]))
+            if change:
+                saved = services.smoke_test_update(test=SmokeTest.objects.get(pk=obj.pk), **values)
+            else:
+                saved = services.smoke_test_create(**values)
         except ValidationError as exc:
             raise _ServiceRejected(exc) from exc
-        if old_query and old_query != saved.query:
-            SmokeTest.objects.filter(query=old_query).delete()
         obj.pk = saved.pk
         obj.refresh_from_db()
+
+    def delete_model(self, request, obj):
+        services.smoke_test_delete(query=obj.query)
+
+    def delete_queryset(self, request, queryset):
+        for test in queryset:
+            services.smoke_test_delete(query=test.query)
 

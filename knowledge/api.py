@@ -98,10 +98,8 @@ class SnippetListApi(APIView):
     def post(self, request):
         data = self.SnippetCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        fields = dict(data.validated_data)
-        if Snippet.objects.filter(key=fields["key"]).exists():
-            raise services.SnippetExists("A snippet with this key already exists: PATCH it to save a new version.")
-        version = services.snippet_version_create(**fields, created_by=_editor(request), actor=request_actor(request))
+        version = services.snippet_create(**data.validated_data, created_by=_editor(request),
+                                          actor=request_actor(request))
         return Response(SnippetVersionOutput(version).data, status=status.HTTP_201_CREATED)
 
 
@@ -202,9 +200,7 @@ class ServiceListApi(APIView):
     def post(self, request):
         data = self.ServiceCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        if Service.objects.filter(name=data.validated_data["name"].strip()).exists():
-            raise services.ServiceExists("A service with this name exists: PATCH it.")
-        service = services.service_upsert(**data.validated_data, actor=request_actor(request))
+        service = services.service_create(**data.validated_data, actor=request_actor(request))
         return Response(ServiceOutput(service).data, status=status.HTTP_201_CREATED)
 
 

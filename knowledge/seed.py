@@ -29,6 +29,7 @@ from knowledge.services import (
     service_clean,
     service_update,
     service_upsert,
+    smoke_test_delete,
     smoke_test_upsert,
     snippet_content_clean,
     snippet_deactivate,
@@ -668,8 +669,10 @@ def _apply_smoke_tests(specs: list[SmokeTestSpec], report: SeedReport) -> None:
         if current.get(spec.query) != spec.expected_keys:
             smoke_test_upsert(query=spec.query, expected_keys=list(spec.expected_keys))
             report.smoke_tests_changed += 1
-    deleted, _ = SmokeTest.objects.exclude(query__in=[spec.query for spec in specs]).delete()
-    report.smoke_tests_changed += deleted
+    wanted = {spec.query for spec in specs}
+    for query in current:
+        if query not in wanted and smoke_test_delete(query=query):
+            report.smoke_tests_changed += 1
 
 
 def seed_tenant_ensure(*, spec: TenantSpec | None, schema: str | None = None):

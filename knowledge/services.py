@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 import pycountry
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from knowledge.models import (
@@ -352,6 +352,22 @@ def snippet_version_create(*, key: str, title: str, body: str, category: str, ro
     return version
 
 
+def snippet_create(*, key: str, created_by=None, actor: str | None = None, **content: Any) -> SnippetVersion:
+    """Create a new key with its version 1 (`content`: snippet_version_create's); raise SnippetExists if taken.
+
+    The key's unique index refuses the second of two concurrent creates inside the transaction: a look
+    before the insert would let both through, the second silently saving version 2.
+    """
+    snippet_key_check(key=key)
+    with transaction.atomic():
+        try:
+            with transaction.atomic():  # a savepoint: the refused insert leaves the outer transaction usable
+                Snippet.objects.create(key=key)
+        except IntegrityError:
+            raise SnippetExists("A snippet with this key already exists: PATCH it to save a new version.") from None
+        return snippet_version_create(key=key, created_by=created_by, actor=actor, **content)
+
+
 def snippet_edit(*, key: str, changes: dict[str, Any], created_by=None, activate: bool = True,
                  enforce_release_gate: bool = True, actor: str | None = None) -> SnippetVersion:
     """Save a new version of `key` = its active (else latest) version with `changes` applied; no-op if unchanged."""
@@ -539,6 +555,29 @@ def service_clean(*, name: Any, description: Any = "", duration_minutes: Any = N
     return clean
 
 
+def _service_insert(clean: dict[str, Any], *, position: int | None, user, actor: str | None) -> Service:
+    # The name's unique index decides (in a savepoint), not a look-before that a concurrent insert would race.
+    if position is None:
+        position = (Service.objects.order_by("-position").values_list("position", flat=True).first() or 0) + 1
+    try:
+        with transaction.atomic():
+            service = Service.objects.create(position=position, **clean)
+    except IntegrityError:
+        raise ServiceExists("A service with this name exists: PATCH it.") from None
+    audit_record(subject=AuditSubject.SERVICE, action=AuditAction.CREATED, key=service.name, user=user,
+                 actor=actor, detail=field_changes(before={}, after=clean))
+    return service
+
+
+def service_create(*, name: str, description: str = "", duration_minutes: int | None = None, price: Decimal | str,
+                   currency: str = "KES", is_active: bool = True, user=None, actor: str | None = None) -> Service:
+    """Add a new service (validated); raise ServiceExists if one already has this name."""
+    clean = service_clean(name=name, description=description, duration_minutes=duration_minutes, price=price,
+                          currency=currency, is_active=is_active)
+    with transaction.atomic():
+        return _service_insert(clean, position=None, user=user, actor=actor)
+
+
 def service_upsert(*, name: str, description: str = "", duration_minutes: int | None = None, price: Decimal | str,
                    currency: str = "KES", is_active: bool = True, position: int | None = None, user=None,
                    actor: str | None = None) -> Service:
@@ -548,12 +587,11 @@ def service_upsert(*, name: str, description: str = "", duration_minutes: int | 
     with transaction.atomic():
         service = Service.objects.select_for_update().filter(name=clean["name"]).first()
         if service is None:
-            if position is None:
-                position = (Service.objects.order_by("-position").values_list("position", flat=True).first() or 0) + 1
-            service = Service.objects.create(position=position, **clean)
-            audit_record(subject=AuditSubject.SERVICE, action=AuditAction.CREATED, key=service.name, user=user,
-                         actor=actor, detail=field_changes(before={}, after=clean))
-            return service
+            try:
+                return _service_insert(clean, position=position, user=user, actor=actor)
+            except ServiceExists:
+                # Inserted by another writer since the look-up: update that row instead.
+                service = Service.objects.select_for_update().get(name=clean["name"])
         if position is not None:
             clean["position"] = position
         return _service_save(service, clean, user=user, actor=actor)
@@ -579,10 +617,24 @@ def service_update(*, service: Service, changes: dict[str, Any], user=None, acto
         raise ValidationError({name: ["This field cannot be edited."] for name in unknown})
     current = {field: getattr(service, field) for field in allowed}
     clean = service_clean(**{**current, **changes})
-    if clean["name"] != service.name and Service.objects.filter(name=clean["name"]).exclude(pk=service.pk).exists():
-        raise ValidationError({"name": [f"A service called {clean['name']!r} already exists."]})
+    try:
+        # A rename onto a taken name is refused by the unique index, not by a look-before a concurrent rename races.
+        with transaction.atomic():
+            return _service_save(service, clean, user=user, actor=actor)
+    except IntegrityError:
+        for field, value in current.items():
+            setattr(service, field, value)  # the caller's object as it is stored
+        raise ValidationError({"name": [f"A service called {clean['name']!r} already exists."]}) from None
+
+
+def service_delete(*, service: Service, user=None, actor: str | None = None) -> None:
+    """Remove a service or product (past answers keep their text); the audit log says who."""
     with transaction.atomic():
-        return _service_save(service, clean, user=user, actor=actor)
+        before = {field: getattr(service, field) for field in
+                  ("description", "duration_minutes", "price", "currency", "is_active")}
+        service.delete()
+        audit_record(subject=AuditSubject.SERVICE, action=AuditAction.DELETED, key=service.name, user=user,
+                     actor=actor, detail=field_changes(before=before, after={field: None for field in before}))
 
 
 TIME_RANGE_RE = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})\s*$")
@@ -707,16 +759,53 @@ def special_day_delete(*, date: dt.date | str, user=None, actor: str | None = No
 
 # ----------------------------------------------------------------------------- smoke tests
 
-def smoke_test_upsert(*, query: str, expected_keys: list[str]) -> SmokeTest:
-    """Create or update the smoke test for `query`."""
+def _smoke_test_clean(*, query: Any, expected_keys: Any) -> tuple[str, list[str]]:
     query = (query or "").strip()
     if not query or len(query) > 500:
         raise ValidationError({"query": ["Enter a query of 1-500 characters."]})
     keys = _as_str_list(expected_keys, "expected_keys")
     if not keys or any(not KEY_RE.match(key) for key in keys):
         raise ValidationError({"expected_keys": ["Enter one or more valid snippet keys."]})
+    return query, keys
+
+
+def _smoke_test_query_taken() -> ValidationError:
+    return ValidationError({"query": ["Another smoke test already asks this question."]})
+
+
+def smoke_test_upsert(*, query: str, expected_keys: list[str]) -> SmokeTest:
+    """Create or update the smoke test for `query`."""
+    query, keys = _smoke_test_clean(query=query, expected_keys=expected_keys)
     test, created = SmokeTest.objects.get_or_create(query=query, defaults={"expected_keys": keys})
     if not created and list(test.expected_keys) != keys:
         test.expected_keys = keys
         test.save(update_fields=["expected_keys"])
     return test
+
+
+def smoke_test_create(*, query: str, expected_keys: list[str]) -> SmokeTest:
+    """Add a smoke test; a question another test already asks is refused (by its unique index)."""
+    query, keys = _smoke_test_clean(query=query, expected_keys=expected_keys)
+    try:
+        with transaction.atomic():
+            return SmokeTest.objects.create(query=query, expected_keys=keys)
+    except IntegrityError:
+        raise _smoke_test_query_taken() from None
+
+
+def smoke_test_update(*, test: SmokeTest, query: str, expected_keys: list[str]) -> SmokeTest:
+    """Change a smoke test's question or keys in place; a question another test already asks is refused."""
+    query, keys = _smoke_test_clean(query=query, expected_keys=expected_keys)
+    try:
+        with transaction.atomic():
+            SmokeTest.objects.filter(pk=test.pk).update(query=query, expected_keys=keys)
+    except IntegrityError:
+        raise _smoke_test_query_taken() from None
+    test.query, test.expected_keys = query, keys
+    return test
+
+
+def smoke_test_delete(*, query: str) -> bool:
+    """Remove the smoke test for `query`; returns whether there was one."""
+    deleted, _ = SmokeTest.objects.filter(query=query).delete()
+    return bool(deleted)

@@ -5,8 +5,7 @@ import json
 
 import pytest
 
-from tests.support.builders import make_version
-from knowledge.services import service_upsert
+from knowledge.services import service_upsert, snippet_version_create
 
 
 def _send(client, headers, method, url, body=None):
@@ -25,9 +24,11 @@ def _error(code, message, fields=None):
 
 @pytest.fixture
 def knowledge(tenant):
-    make_version("parking")
-    make_version("no-medical-advice", title="No medical advice", body="Never diagnose.", category="policy",
-                 role="guardrail", enforce_release_gate=False)
+    # Through the service itself: this module needs no test helpers.
+    snippet_version_create(key="parking", title="Parking", body="Free parking.", category="facility",
+                           role="retrieved", queue_embedding=False)
+    snippet_version_create(key="no-medical-advice", title="No medical advice", body="Never diagnose.",
+                           category="policy", role="guardrail", enforce_release_gate=False, queue_embedding=False)
     service_upsert(name="Haircut", duration_minutes=30, price="600")
     service_upsert(name="Shave", duration_minutes=20, price="350")
 
