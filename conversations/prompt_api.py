@@ -17,8 +17,8 @@ from conversations.api import ApiKeyRateThrottle
 from conversations.facts import facts_for
 from conversations.services import CHANNELS, LANGUAGES, MAX_MESSAGE_CHARS
 from conversations.shaping import prepare_prompt
-from knowledge.retrieval import FilterError, fetch_snippets, filters_clean
-from knowledge.retrieval.filters import FILTER_NAMES
+from knowledge.retrieval import fetch_snippets
+from knowledge.serializers import FiltersField
 
 INTENTS = ["auto", "services", "hours", "other"]
 
@@ -31,17 +31,7 @@ class PromptAssembleInput(serializers.Serializer):
                                        help_text="Answer language; `auto` detects English or Swahili.")
     intent = serializers.ChoiceField(choices=INTENTS, default="auto", required=False,
                                      help_text="services | hours add structured facts; `auto` classifies offline.")
-    filters = serializers.DictField(required=False, allow_null=True,
-                                    help_text=f"Retrieval filters: {', '.join(FILTER_NAMES)}.")
-
-    def validate_filters(self, value):
-        if value is None:
-            return None
-        try:
-            filters_clean(value)
-        except FilterError as exc:
-            raise serializers.ValidationError({name: [message] for name, message in exc.fields.items()}) from exc
-        return value
+    filters = FiltersField(required=False, allow_null=True)
 
 
 class PromptMessageOutput(serializers.Serializer):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from conversations.services import CHANNELS, LANGUAGES, MAX_MESSAGE_CHARS
-from knowledge.retrieval.filters import FILTER_NAMES, FilterError, filters_clean
+from knowledge.serializers import FiltersField
 
 
 class TurnInput(serializers.Serializer):
@@ -15,17 +15,7 @@ class TurnInput(serializers.Serializer):
     channel = serializers.ChoiceField(choices=CHANNELS, default="chat", required=False)
     language = serializers.ChoiceField(choices=LANGUAGES, default="auto", required=False,
                                        help_text="Answer language; `auto` detects English or Swahili.")
-    filters = serializers.DictField(required=False, allow_null=True,
-                                    help_text=f"Retrieval filters: {', '.join(FILTER_NAMES)}.")
-
-    def validate_filters(self, value):
-        if value is None:
-            return None
-        try:
-            filters_clean(value)
-        except FilterError as exc:
-            raise serializers.ValidationError({name: [message] for name, message in exc.fields.items()}) from exc
-        return value
+    filters = FiltersField(required=False, allow_null=True)
 
 
 class CitationOutput(serializers.Serializer):

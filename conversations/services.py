@@ -26,6 +26,7 @@ from conversations.prompting import load_prompt_template
 from conversations.shaping import AnswerDelta, ShapedAnswer
 from knowledge.audit import audit_record
 from knowledge.models import AuditAction, AuditSubject
+from knowledge.retrieval.filters import Filters
 from knowledge.retrieval.types import Retrieval, RetrievedSnippet
 from ratiba.errors import DomainError
 from ratiba.redaction import stored_text
@@ -66,7 +67,7 @@ class TurnInput:
     session_id: str | None = None
     channel: str = "chat"
     language: str = "auto"
-    filters: dict | None = None
+    filters: dict | Filters | None = None
     api_key_prefix: str = ""
     started_by: str = ""
 
@@ -185,7 +186,7 @@ def _is_trivial(message: str) -> bool:
     return is_trivial(message)
 
 
-def _fetch(intent: str, *, message: str, channel: str, session: Session, filters: dict | None) -> Retrieval:
+def _fetch(intent: str, *, message: str, channel: str, session: Session, filters: dict | Filters | None) -> Retrieval:
     from knowledge.retrieval import fetch_snippets
 
     # The session carries its ADD_KB collections: retrieval searches tenant-wide collections always and

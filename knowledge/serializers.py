@@ -1,9 +1,32 @@
-"""Output shapes of the authoring API (inputs are nested in each view, HackSoft style)."""
+"""Output shapes of the authoring API (inputs are nested in each view, HackSoft style), and the retrieval filters
+field every API that retrieves takes."""
 from __future__ import annotations
 
 from rest_framework import serializers
 
 from knowledge.models import Category, EmbeddingState, Role, Status
+from knowledge.retrieval.filters import FILTER_NAMES, FilterError, Filters, filters_clean
+
+
+class FiltersField(serializers.DictField):
+    """Retrieval filters (chat turns, prompt assembly, retrieve), cleaned by filters_clean into Filters.
+
+    Each bad filter is a field error: {"filters": {"category": ["..."]}}, or with `flat_errors` the retrieve
+    API's original shape, {"filters": ["category: ..."]} (kept: clients read it).
+    """
+
+    def __init__(self, *, flat_errors: bool = False, **kwargs):
+        kwargs.setdefault("help_text", f"Retrieval filters: {', '.join(FILTER_NAMES)}.")
+        self.flat_errors = flat_errors
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data) -> Filters:
+        try:
+            return filters_clean(super().to_internal_value(data))
+        except FilterError as exc:
+            if self.flat_errors:
+                raise serializers.ValidationError([f"{name}: {text}" for name, text in exc.fields.items()]) from exc
+            raise serializers.ValidationError({name: [text] for name, text in exc.fields.items()}) from exc
 
 
 class TranslationOutput(serializers.Serializer):

@@ -7,8 +7,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from knowledge.models import Channel
-from knowledge.retrieval.filters import FILTER_NAMES, FilterError, filters_clean
+from knowledge.retrieval.filters import FILTER_NAMES
 from knowledge.retrieval.pipeline import MAX_QUERY_CHARS, retrieve
+from knowledge.serializers import FiltersField
 
 INTENTS = ("booking", "cancel", "reschedule", "services", "hours", "other", "greeting", "thanks")
 
@@ -21,19 +22,12 @@ class RetrieveApi(APIView):
         intent = serializers.CharField(default="other", help_text=f"One of: {', '.join(INTENTS)}.")
         channel = serializers.ChoiceField(choices=Channel.values, default=Channel.CHAT)
         k = serializers.IntegerField(min_value=1, max_value=50, required=False)
-        filters = serializers.DictField(required=False, allow_empty=True,
-                                        help_text=f"Any of: {', '.join(FILTER_NAMES)}.")
+        filters = FiltersField(required=False, flat_errors=True, help_text=f"Any of: {', '.join(FILTER_NAMES)}.")
 
         def validate_intent(self, value):
             if value not in INTENTS:
                 raise serializers.ValidationError(f"Unknown intent; use one of: {', '.join(INTENTS)}.")
             return value
-
-        def validate_filters(self, value):
-            try:
-                return filters_clean(value)
-            except FilterError as exc:
-                raise serializers.ValidationError([f"{name}: {message}" for name, message in exc.fields.items()])
 
     class ResultSerializer(serializers.Serializer):
         key = serializers.CharField()
