@@ -1,10 +1,23 @@
-"""Shared fixtures: one test tenant (and a second for isolation) created once per session."""
+"""Shared fixtures: one test tenant (and a second for isolation) created once per session, the real embedder
+loaded once per session and the fake one on request; helpers live in tests/support/."""
 from __future__ import annotations
 
 import pytest
+from celery._state import _set_task_join_will_block
+from django.apps import apps
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection
 from django.test import Client
+from django.test.utils import setup_databases
+
+from knowledge import embeddings
+from knowledge.embeddings import EmbeddingError
+from llm import clients_clear
+from ratiba.celery import app as celery_app
+from ratiba.services import api_key_issue, tenant_create
+from tests.support.embedders import FakeEmbedder
+from tests.support.spa import seed_all
 
 TENANT_SCHEMA = "test_tenant"
 TENANT_DOMAIN = "tenant.test.localhost"
@@ -16,8 +29,6 @@ OTHER_DOMAIN = "other.test.localhost"
 def django_db_setup(django_test_environment, django_db_blocker, django_db_keepdb, django_db_createdb,
                     django_db_modify_db_settings):
     """Always set up the test database, even for a run of committed-only tests (never touch the dev DB)."""
-    from django.test.utils import setup_databases
-
     with django_db_blocker.unblock():
         setup_databases(verbosity=0, interactive=False, aliases={"default"},
                         keepdb=django_db_keepdb and not django_db_createdb)
@@ -28,33 +39,56 @@ def django_db_setup(django_test_environment, django_db_blocker, django_db_keepdb
 @pytest.fixture(autouse=True)
 def _fresh_cache():
     """Rate-limit counters and cached figures never leak from one test into the next."""
-    from django.core.cache import cache
-
-    from knowledge import embeddings
-
     cache.clear()
     # Query vectors are cached per process; a test that fakes the embedder must not leak into the next.
     embeddings._query_cache.clear()
     # LLM clients are cached per configuration; one built on a test's mocked transport must not serve the next.
-    from llm import clients_clear
-
     clients_clear()
     # Without a broker the suite's tasks run inline; a test that pointed the app elsewhere must not leak.
-    from ratiba.celery import app as celery_app
-
     celery_app.conf.task_always_eager = not settings.CELERY_BROKER_URL
     # Celery keeps "joining would block" in a process-wide global that every eager apply toggles; two eager
     # tasks overlapping in server threads (browser tests) can leave it stuck on, which then makes the
     # real-worker tests' result.get() refuse to wait.
-    from celery._state import _set_task_join_will_block
-
     _set_task_join_will_block(False)
     yield
 
 
-def _ensure_tenant(schema: str, name: str, domain: str):
-    from ratiba.services import tenant_create
+@pytest.fixture(scope="session")
+def real_embedder():
+    """The process's all-MiniLM-L6-v2 embedder, its model loaded once for the whole run (never rebuilt)."""
+    embedder = embeddings.get_embedder()
+    embedder.embed(["load the model now"])
+    return embedder
 
+
+def _install(monkeypatch, embedder) -> None:
+    monkeypatch.setattr(embeddings, "get_embedder", lambda: embedder)
+    # Query vectors are cached per process: none made by the embedder replaced may answer for this one.
+    embeddings._query_cache.clear()
+
+
+@pytest.fixture
+def fake_embedder(monkeypatch) -> FakeEmbedder:
+    """The instant fake embedder in place of the real model for this test."""
+    fake = FakeEmbedder()
+    _install(monkeypatch, fake)
+    return fake
+
+
+@pytest.fixture
+def failing_embedder(monkeypatch):
+    """failing_embedder(retryable=...) -> the fake, now raising like a provider outage or a rejected request."""
+
+    def install(*, retryable: bool = False) -> FakeEmbedder:
+        fake = FakeEmbedder(error=EmbeddingError("provider said no", retryable=retryable),
+                            info=embeddings.get_embedder().info)
+        _install(monkeypatch, fake)
+        return fake
+
+    return install
+
+
+def _ensure_tenant(schema: str, name: str, domain: str):
     tenant, _ = tenant_create(schema=schema, name=name, domain=domain)
     return tenant
 
@@ -101,8 +135,6 @@ def tenant_client(tenant, client_for):
 
 @pytest.fixture
 def api_key(tenant):
-    from ratiba.services import api_key_issue
-
     return api_key_issue(tenant=tenant, label="tests").raw
 
 
@@ -110,6 +142,24 @@ def api_key(tenant):
 def api_client(tenant, api_key, client_for):
     """A client on the test tenant's host carrying a valid API key."""
     return client_for(tenant), {"HTTP_AUTHORIZATION": f"Bearer {api_key}"}
+
+
+@pytest.fixture
+def spa(tenant):
+    """The test tenant with the small spa of tests/support/spa.py: services, hours and six embedded snippets."""
+    seed_all()
+    return tenant
+
+
+@pytest.fixture
+def chat(spa, api_client):
+    """POST a chat turn as JSON: chat(message=..., path=..., **fields) -> response."""
+    client, headers = api_client
+
+    def post(path: str = "/api/v1/chat/turns/", **payload):
+        return client.post(path, data=payload, content_type="application/json", **headers)
+
+    return post
 
 
 @pytest.fixture
@@ -124,8 +174,6 @@ def committed(tenants, django_db_blocker):
 
 
 def _truncate_tenant_tables(schema: str) -> None:
-    from django.apps import apps
-
     tables = []
     for label in ("knowledge", "conversations", "telemetry", "channels"):
         tables += [f'"{schema}"."{model._meta.db_table}"' for model in apps.get_app_config(label).get_models()]

@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django_tenants.utils import schema_context
 
-from live_http import CHROMIUM, CHROMIUM_ARGS, serve
+from tests.support.live import CHROMIUM, CHROMIUM_ARGS, serve
 
 EMAIL = "amina@example.com"
 LINK = re.compile(r"^http://tenant\.test\.localhost:(\d+)/admin/reset/([\w-]+)/([\w-]+)/$")

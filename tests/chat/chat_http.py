@@ -1,10 +1,8 @@
-"""The chat tests' HTTP helpers: the shared loopback server (live_http.serve), a session of turns and an SSE reader."""
+"""The chat tests' HTTP helpers: a session of turns and an SSE reader."""
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-
-from live_http import serve  # noqa: F401 (re-exported for the chat tests)
 
 
 def ask(chat, *messages: str) -> list[dict]:

@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from live_http import CHROMIUM, CHROMIUM_ARGS
+from tests.support.live import CHROMIUM, CHROMIUM_ARGS
+
 
 pytestmark = pytest.mark.browser
 

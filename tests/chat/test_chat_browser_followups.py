@@ -6,7 +6,7 @@ import os
 import pytest
 
 from conversations.models import HandoffRequest
-from live_http import CHROMIUM, CHROMIUM_ARGS
+from tests.support.live import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = pytest.mark.browser
 

@@ -7,9 +7,9 @@ from decimal import Decimal
 import pytest
 from django.db import connection
 
-from chat_kb import seed_facts
 from conversations import facts
 from conversations.facts import facts_for, format_money, match_services, resolve_dates, services_list
+from tests.support.spa import seed_facts
 
 
 @pytest.fixture

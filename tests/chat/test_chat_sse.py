@@ -6,11 +6,12 @@ import time
 import httpx
 import pytest
 
-from chat_http import read_events, serve
-from chat_kb import seed_all
+from chat_http import read_events
 from conversations.models import Turn
 from ratiba.models import ApiKey
 from ratiba.services import api_key_issue
+from tests.support.live import serve
+from tests.support.spa import seed_all
 
 HOST = "tenant.test.localhost"
 

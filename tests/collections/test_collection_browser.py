@@ -1,38 +1,21 @@
 """In a real browser: drop several files on a collection page, watch them index, see a bad file's error."""
 from __future__ import annotations
 
-import threading
-
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 
 from collection_docs import FAQ_HTML, GUIDE_MD, price_list_pdf
 from knowledge.collections.models import Document
 from knowledge.collections.services import collection_create
+from tests.support.live import CHROMIUM, CHROMIUM_ARGS, serve
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
 USERNAME, PASSWORD = "kc-browser-owner", "pw-kc-browser-1"
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the stdlib's name
-        pass
 
 
 @pytest.fixture
 def server():
-    from ratiba.wsgi import application
-
-    httpd = ThreadedWSGIServer(("127.0.0.1", 0), _QuietHandler)
-    httpd.set_app(application)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield httpd.server_address[1]
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join(timeout=5)
+    with serve() as port:
+        yield port
 
 
 @pytest.fixture
@@ -53,7 +36,7 @@ def test_dropping_files_on_a_collection_indexes_them_with_visible_progress(commi
     (tmp_path / "prices.pdf").write_bytes(price_list_pdf(pages=3))
     base = f"http://tenant.test.localhost:{server}"
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             page.goto(f"{base}/admin/login/?next=/admin/knowledge/collection/{collection.pk}/change/")

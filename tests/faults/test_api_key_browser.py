@@ -3,14 +3,12 @@ revokes it; the key list shows scopes and last-used times, and never another bus
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from live_http import CHROMIUM, CHROMIUM_ARGS, serve  # noqa: E402
+from tests.support.live import CHROMIUM, CHROMIUM_ARGS, serve
 
 OWNER, PASSWORD = "keys-browser-owner", "pw-keys-browser-1"
 SHOTS = Path("/tmp/shots")

@@ -93,7 +93,7 @@ def test_the_command_refuses_what_it_cannot_revoke(tenant, args, message):
 
 
 def _owner_client(tenant, client_for):
-    from faults_support import make_user
+    from tests.support.builders import make_user
 
     owner = make_user("owner", superuser=True)
     client = client_for(tenant)

@@ -11,11 +11,11 @@ from django.core.management import call_command
 from django.test import override_settings
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from faults_support import make_version, post_json
 from knowledge.collections.models import Collection, Document
 from knowledge.models import AuditEntry, OpeningHours, Service, SnippetVersion, SpecialDay
 from ratiba.models import ApiKey
 from ratiba.services import api_key_issue
+from tests.support.builders import make_version, post_json
 
 CHAT_ROUTES = {"api/v1/chat/turns/", "api/v1/chat/turns/stream/"}
 _PARAM = re.compile(r"<(?:(\w+):)?(\w+)>")
@@ -66,7 +66,7 @@ def test_the_probe_covers_the_authoring_telemetry_and_prompt_apis():
 
 @pytest.mark.parametrize("method, url", OPERATIONS, ids=[f"{m} {u}" for m, u in OPERATIONS])
 def test_a_chat_key_is_refused_on_every_other_endpoint_and_a_full_key_is_not(tenant, client_for, keys, method,
-                                                                              url, hash_embedder):
+                                                                              url, fake_embedder):
     client = client_for(tenant)
     refused = _call(client, method, url, keys["chat"])
     assert refused.status_code == 403, refused.content
@@ -86,7 +86,7 @@ def test_a_chat_key_is_refused_on_every_other_endpoint_and_a_full_key_is_not(ten
     ("put", "/api/v1/hours/special/2030-12-25/", {"hours": [], "note": "Closed"}),
     ("post", "/api/v1/collections/", {"name": "leaks", "scope": "tenant"}),
 ])
-def test_a_chat_key_cannot_change_the_business(tenant, client_for, keys, hash_embedder, method, url, body):
+def test_a_chat_key_cannot_change_the_business(tenant, client_for, keys, fake_embedder, method, url, body):
     make_version("parking")
     before = (SnippetVersion.objects.count(), Service.objects.count(), OpeningHours.objects.count(),
               SpecialDay.objects.count(), Collection.objects.count(), Document.objects.count(),
@@ -111,7 +111,7 @@ def test_a_chat_key_cannot_upload_a_document(tenant, client_for, keys):
 
 
 @pytest.mark.parametrize("url", ["/api/v1/snippets/?role=guardrail", "/api/v1/telemetry/retrieval-health/"])
-def test_a_chat_key_cannot_read_guardrails_or_telemetry(tenant, client_for, keys, hash_embedder, url):
+def test_a_chat_key_cannot_read_guardrails_or_telemetry(tenant, client_for, keys, fake_embedder, url):
     make_version("no-medical-advice", title="No medical advice", body="Never give medical advice.",
                  category="policy", role="guardrail", enforce_release_gate=False)
     refused = client_for(tenant).get(url, HTTP_AUTHORIZATION=f"Bearer {keys['chat']}")

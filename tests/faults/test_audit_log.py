@@ -9,9 +9,9 @@ import pytest
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 
-from faults_support import make_user, make_version, post_json
 from knowledge import services
 from knowledge.models import AuditEntry, SnippetVersion
+from tests.support.builders import make_user, make_version, post_json
 
 
 def _entries(key: str = "parking") -> list[tuple]:
@@ -19,7 +19,7 @@ def _entries(key: str = "parking") -> list[tuple]:
             for e in AuditEntry.objects.filter(key=key).order_by("id")]
 
 
-def test_saving_and_activating_as_a_user_names_the_user_and_the_version_replaced(tenant, hash_embedder):
+def test_saving_and_activating_as_a_user_names_the_user_and_the_version_replaced(tenant, fake_embedder):
     alice = make_user("alice")
     make_version("parking", created_by=alice)
     services.snippet_edit(key="parking", changes={"body": "Paid parking."}, created_by=alice)
@@ -32,7 +32,7 @@ def test_saving_and_activating_as_a_user_names_the_user_and_the_version_replaced
     assert set(AuditEntry.objects.values_list("user_id", flat=True)) == {alice.pk}
 
 
-def test_rollback_and_deactivation_are_recorded_with_who_did_them(tenant, hash_embedder):
+def test_rollback_and_deactivation_are_recorded_with_who_did_them(tenant, fake_embedder):
     make_version("parking", body="Free parking.")
     services.snippet_edit(key="parking", changes={"body": "Paid parking."})
     bob = make_user("bob")
@@ -49,14 +49,14 @@ def test_rollback_and_deactivation_are_recorded_with_who_did_them(tenant, hash_e
     assert rolled.version == 3 and not SnippetVersion.objects.filter(key="parking", is_active=True).exists()
 
 
-def test_re_activating_the_live_version_writes_nothing(tenant, hash_embedder):
+def test_re_activating_the_live_version_writes_nothing(tenant, fake_embedder):
     version = make_version("parking")
     count = AuditEntry.objects.count()
     services.snippet_version_activate(version=version)
     assert AuditEntry.objects.count() == count
 
 
-def test_api_key_changes_are_attributed_to_the_key_prefix(api_client, hash_embedder):
+def test_api_key_changes_are_attributed_to_the_key_prefix(api_client, fake_embedder):
     from ratiba.models import ApiKey
 
     client, headers = api_client
@@ -76,7 +76,7 @@ def test_api_key_changes_are_attributed_to_the_key_prefix(api_client, hash_embed
     assert set(AuditEntry.objects.values_list("user_id", flat=True)) == {None}
 
 
-def test_the_admin_deactivate_action_records_the_owner(tenant, client_for, hash_embedder):
+def test_the_admin_deactivate_action_records_the_owner(tenant, client_for, fake_embedder):
     owner = make_user("owner", superuser=True)
     version = make_version("parking")
     client = client_for(tenant)
@@ -89,7 +89,7 @@ def test_the_admin_deactivate_action_records_the_owner(tenant, client_for, hash_
         "deactivated", "parking", 1, "user:owner", owner.pk)
 
 
-def test_seed_files_are_recorded_as_the_seed_command(tenant, hash_embedder, tmp_path: Path):
+def test_seed_files_are_recorded_as_the_seed_command(tenant, fake_embedder, tmp_path: Path):
     seed = tmp_path / "tiny.yaml"
     seed.write_text("snippets:\n  - {key: parking, category: facility, role: retrieved, title: Parking, body: Free parking.}\n")
     call_command("seed_knowledge", str(seed), "--tenant", tenant.schema_name, stdout=io.StringIO())
@@ -98,7 +98,7 @@ def test_seed_files_are_recorded_as_the_seed_command(tenant, hash_embedder, tmp_
                           ("activated", 1, "command:seed_knowledge", {"previous_active": None})]
 
 
-def test_an_entry_that_cannot_be_written_undoes_the_activation(tenant, hash_embedder, monkeypatch):
+def test_an_entry_that_cannot_be_written_undoes_the_activation(tenant, fake_embedder, monkeypatch):
     first = make_version("parking", body="Free parking.")
     second = services.snippet_edit(key="parking", changes={"body": "Paid parking."}, activate=False)
     count = AuditEntry.objects.count()
@@ -114,7 +114,7 @@ def test_an_entry_that_cannot_be_written_undoes_the_activation(tenant, hash_embe
     assert active == [first.pk] and AuditEntry.objects.count() == count
 
 
-def test_the_log_is_append_only_in_the_database(tenant, hash_embedder):
+def test_the_log_is_append_only_in_the_database(tenant, fake_embedder):
     make_version("parking")
     entry = AuditEntry.objects.first()
     for change in (lambda: AuditEntry.objects.filter(pk=entry.pk).update(actor="someone else"),
@@ -126,7 +126,7 @@ def test_the_log_is_append_only_in_the_database(tenant, hash_embedder):
     assert entry.actor == "system"
 
 
-def test_the_admin_shows_the_log_read_only(tenant, client_for, hash_embedder):
+def test_the_admin_shows_the_log_read_only(tenant, client_for, fake_embedder):
     owner = make_user("owner", superuser=True)
     make_version("parking", created_by=owner)
     entry = AuditEntry.objects.filter(action="activated").get()

@@ -11,9 +11,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import DatabaseError, connection
 
-from faults_support import make_user, post_json
 from knowledge import services
 from knowledge.models import AuditEntry, Service
+from tests.support.builders import make_user, post_json
 
 
 def _log(subject: str) -> list[tuple]:

@@ -8,10 +8,11 @@ import time
 
 import pytest
 
-from faults_support import closed_port, make_version, post_json
 from knowledge.models import EmbeddingState, RetrievalSettings, SnippetVersion
 from knowledge.retrieval import fetch_snippets
 from knowledge.tasks import embed_pending_sweep
+from tests.support.builders import make_version, post_json
+from tests.support.live import closed_port
 
 PARKING_BODY = "Free parking for guests is available in the basement of Mirage Tower; tell the guard at the gate."
 QUESTION = "Is there free parking for guests?"
@@ -42,7 +43,7 @@ def broker_down():
 
 
 @pytest.fixture
-def hybrid_kb(committed, hash_embedder):
+def hybrid_kb(committed, fake_embedder):
     """Hybrid retrieval (vector + keyword) over a few embedded snippets, committed for real."""
     RetrievalSettings.objects.create(mode="hybrid", current_mode="hybrid")
     for key, title, body in [

@@ -8,9 +8,9 @@ import threading
 from django.db import connections
 from django_tenants.utils import schema_context
 
-from faults_support import make_user, make_version, post_json
 from knowledge.models import SnippetVersion
 from knowledge.services import snippet_edit
+from tests.support.builders import make_user, make_version, post_json
 
 ROUNDS = 4
 

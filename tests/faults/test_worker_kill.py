@@ -25,8 +25,8 @@ from django.db import connection
 from django_tenants.utils import schema_context
 from tenant_schemas_celery.app import CeleryApp
 
-from celery_workers import worker_start, worker_stop
 from knowledge.models import EmbeddingState, Snippet, SnippetVersion
+from tests.support.workers import worker_start, worker_stop
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 VISIBILITY_SECONDS = 8

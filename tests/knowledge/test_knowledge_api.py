@@ -5,7 +5,7 @@ import json
 
 
 from knowledge.models import OpeningHours, SnippetVersion
-from kfactories import make_version
+from tests.support.builders import make_version
 
 
 def _post(client, headers, url, body):

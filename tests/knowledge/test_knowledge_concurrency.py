@@ -8,7 +8,7 @@ from django_tenants.utils import schema_context
 
 from knowledge.models import SnippetVersion
 from knowledge.services import snippet_edit, snippet_version_activate
-from kfactories import make_version
+from tests.support.builders import make_version
 
 
 def _activate_in_thread(schema: str, version_id: int, barrier: threading.Barrier, errors: list) -> None:

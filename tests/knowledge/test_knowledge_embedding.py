@@ -11,7 +11,7 @@ from kombu.exceptions import OperationalError
 from knowledge.embeddings import EmbeddingError
 from knowledge.models import EmbeddingState, SnippetVersion
 from knowledge.tasks import embed_pending_sweep, embed_snippet_version
-from kfactories import make_version
+from tests.support.builders import make_version
 
 
 def test_the_task_embeds_with_the_real_local_model(tenant, real_embedder):

@@ -15,7 +15,7 @@ from knowledge.services import (
     snippet_version_can_activate,
 )
 from knowledge.tokens import token_estimate
-from kfactories import make_user, make_version
+from tests.support.builders import make_user, make_version
 
 pytestmark = pytest.mark.usefixtures("tenant")
 
@@ -77,7 +77,8 @@ def test_activating_an_older_version_deactivates_the_current_one():
 
 def test_a_guardrail_by_its_author_waits_for_review():
     author = make_user("author", reviewer=True)
-    version = make_version("guardrail_medical", role="guardrail", category="policy", created_by=author)
+    version = make_version("guardrail_medical", role="guardrail", category="policy", created_by=author,
+                           enforce_release_gate=True)
     assert version.is_active is False
     allowed, reason = snippet_version_can_activate(version=version, user=author)
     assert allowed is False and "author cannot approve" in reason
@@ -88,13 +89,14 @@ def test_a_guardrail_by_its_author_waits_for_review():
 def test_a_second_reviewer_releases_a_guardrail():
     author = make_user("author")
     reviewer = make_user("reviewer", reviewer=True)
-    version = make_version("guardrail_medical", role="guardrail", category="policy", created_by=author)
+    version = make_version("guardrail_medical", role="guardrail", category="policy", created_by=author,
+                           enforce_release_gate=True)
     released = snippet_version_activate(version=version, user=reviewer)
     assert (released.is_active, released.activated_by_id) == (True, reviewer.pk)
 
 
 def test_a_user_without_review_permission_cannot_release_behaviour():
-    version = make_version("voice", role="behaviour", category="general")
+    version = make_version("voice", role="behaviour", category="general", enforce_release_gate=True)
     clerk = make_user("clerk")
     assert snippet_version_can_activate(version=version, user=clerk)[0] is False
     assert snippet_version_can_activate(version=version, user=None)[0] is False

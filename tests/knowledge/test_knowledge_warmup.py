@@ -12,9 +12,9 @@ import redis
 from django.db import connection
 from tenant_schemas_celery.app import CeleryApp
 
-from celery_workers import worker_start, worker_stop
 from knowledge import warmup
 from knowledge.retrieval import wordvec
+from tests.support.workers import worker_start, worker_stop
 
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 

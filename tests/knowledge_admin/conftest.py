@@ -1,52 +1,30 @@
-"""Knowledge-admin fixtures: owners and reviewers in the test tenant, logged-in clients, a fast fake embedder."""
+"""Knowledge-admin fixtures: owners and reviewers in the test tenant, logged-in clients, the fake embedder."""
 from __future__ import annotations
-
-import hashlib
-import math
-import re
 
 import pytest
 
-from knowledge import embeddings
-from knowledge.embeddings import EmbeddingInfo
-from kadmin_builders import EDITOR_PERMS, REVIEWER_PERMS, make_staff
-
-
-class HashEmbedder:
-    """Bag-of-words hashed into 384 dimensions: deterministic and instant (these tests are about the admin)."""
-
-    info = EmbeddingInfo(name="fake-hash-384", dimensions=384)
-
-    def embed(self, texts: list[str]) -> list[list[float]]:
-        vectors = []
-        for text in texts:
-            vector = [0.0] * 384
-            for word in re.findall(r"\w+", text.lower()):
-                vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % 384] += 1.0
-            norm = math.sqrt(sum(v * v for v in vector)) or 1.0
-            vectors.append([v / norm for v in vector])
-        return vectors
+from tests.support.builders import EDITOR_PERMS, REVIEWER_PERMS, make_user
 
 
 @pytest.fixture(autouse=True)
-def hash_embedder(monkeypatch):
-    monkeypatch.setattr(embeddings, "get_embedder", lambda: HashEmbedder())
+def _instant_embeddings(fake_embedder):
+    """These tests are about the admin, not about meaning: no real model."""
 
 
 @pytest.fixture
 def owner(tenant):
-    return make_staff("owner", superuser=True)
+    return make_user("owner", superuser=True)
 
 
 @pytest.fixture
 def editor(tenant):
     """Can edit snippets but has no review permission."""
-    return make_staff("editor", perms=EDITOR_PERMS)
+    return make_user("editor", perms=EDITOR_PERMS)
 
 
 @pytest.fixture
 def reviewer(tenant):
-    return make_staff("reviewer", perms=REVIEWER_PERMS)
+    return make_user("reviewer", perms=REVIEWER_PERMS)
 
 
 @pytest.fixture

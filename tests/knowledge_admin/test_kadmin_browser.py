@@ -3,20 +3,16 @@ rolls back; a reviewer releases a guardrail change after seeing its diff."""
 from __future__ import annotations
 
 import shutil
-import threading
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 
-from kadmin_builders import REVIEWER_PERMS, make_staff
 from knowledge.models import SnippetVersion
 from knowledge.services import opening_hours_set, smoke_test_upsert, snippet_edit, snippet_version_create
+from tests.support.builders import REVIEWER_PERMS, make_user
+from tests.support.live import CHROMIUM, CHROMIUM_ARGS, serve
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
 OWNER, OWNER_PASSWORD = "kadmin-browser-owner", "pw-kadmin-browser-1"
 REVIEWER, REVIEWER_PASSWORD = "kadmin-browser-reviewer", "pw-kadmin-browser-reviewer-1"
 AUTHOR = "kadmin-browser-author"
@@ -27,23 +23,10 @@ pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not shutil.which(CHROMIUM), reason="needs Debian's chromium (make setup installs it)")]
 
 
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the stdlib's name
-        pass
-
-
 @pytest.fixture
 def server():
-    from ratiba.wsgi import application
-
-    httpd = ThreadedWSGIServer(("127.0.0.1", 0), _QuietHandler)
-    httpd.set_app(application)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield f"http://tenant.test.localhost:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join(timeout=5)
+    with serve() as port:
+        yield f"http://tenant.test.localhost:{port}"
 
 
 @pytest.fixture
@@ -61,8 +44,8 @@ def spa(committed):
 def _committed_spa():
     User = get_user_model()
     owner = User.objects.create_superuser(username=OWNER, password=OWNER_PASSWORD, email="")
-    make_staff(REVIEWER, perms=REVIEWER_PERMS, password=REVIEWER_PASSWORD)
-    author = make_staff(AUTHOR, perms=REVIEWER_PERMS)
+    make_user(REVIEWER, perms=REVIEWER_PERMS, password=REVIEWER_PASSWORD)
+    author = make_user(AUTHOR, perms=REVIEWER_PERMS)
     common = {"enforce_release_gate": False, "created_by": owner}
     snippet_version_create(key="parking", title="Parking", category="facility", role="retrieved", tags=["parking"],
                            body="Free customer parking **behind the building**.\n\nStreet parking on Ngong Road.",

@@ -8,7 +8,7 @@ import pytest
 
 from knowledge.models import OpeningHours, Service, SmokeTest, SpecialDay
 from knowledge.services import opening_hours_set, smoke_test_upsert, special_day_set
-from kadmin_builders import snippet
+from tests.support.builders import make_version as snippet
 
 pytestmark = pytest.mark.usefixtures("tenant")
 HOURS_URL = "/admin/knowledge/openinghours/"

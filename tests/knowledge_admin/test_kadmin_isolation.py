@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from django_tenants.utils import schema_context
 
-from kadmin_builders import make_staff, snippet
+from tests.support.builders import make_user, make_version as snippet
 
 pytestmark = pytest.mark.usefixtures("tenant")
 
@@ -13,7 +13,7 @@ def test_an_owner_of_another_tenant_sees_only_their_own_snippets(tenant, other_t
     mine = snippet("parking", title="Parking at Test Spa", body="Free parking behind the spa.")
     with schema_context(other_tenant.schema_name):
         snippet("walk-ins", title="Walk-ins at Other Salon", body="Walk-ins welcome.")
-        other_owner = make_staff("other-owner", superuser=True)
+        other_owner = make_user("other-owner", superuser=True)
         client = client_for(other_tenant)
         client.force_login(other_owner)
     listing = client.get("/admin/knowledge/snippet/").content.decode()

@@ -7,7 +7,7 @@ import pytest
 
 from knowledge.markdown import render_markdown
 from knowledge.services import snippet_edit
-from kadmin_builders import snippet
+from tests.support.builders import make_version as snippet
 
 EVIL = ('Hello <script>alert(1)</script> [click](javascript:alert(2)) '
         '<img src=x onerror=alert(3)> [data](data:text/html;base64,PHNjcmlwdD4=)')

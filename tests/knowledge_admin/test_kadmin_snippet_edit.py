@@ -5,7 +5,7 @@ import pytest
 
 from knowledge.models import Snippet, SnippetVersion
 from knowledge.services import snippet_edit
-from kadmin_builders import form_data, make_staff, snippet
+from tests.support.builders import form_data, make_user, make_version as snippet
 
 pytestmark = pytest.mark.usefixtures("tenant")
 ADD_URL = "/admin/knowledge/snippet/add/"
@@ -137,7 +137,7 @@ def test_snippets_cannot_be_deleted_only_taken_out_of_use(owner_client):
 
 def test_a_view_only_user_is_sent_to_the_history(login):
     version = snippet("parking")
-    viewer = make_staff("viewer", perms=("knowledge.view_snippet",))
+    viewer = make_user("viewer", perms=("knowledge.view_snippet",))
     response = login(viewer).get(change_url(version))
     assert response.status_code == 302
     assert response["Location"] == f"/admin/knowledge/snippet/{version.snippet_id}/versions/"

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from knowledge.models import EmbeddingState, SnippetVersion
 from knowledge.services import snippet_deactivate, snippet_edit
-from kadmin_builders import snippet
+from tests.support.builders import make_version as snippet
 
 pytestmark = pytest.mark.usefixtures("tenant")
 LIST_URL = "/admin/knowledge/snippet/"

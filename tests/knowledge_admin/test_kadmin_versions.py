@@ -6,7 +6,7 @@ import pytest
 from knowledge.admin_views import inline_diff, side_by_side_diff
 from knowledge.models import SnippetVersion
 from knowledge.services import snippet_edit
-from kadmin_builders import EDITOR_PERMS, make_staff, snippet
+from tests.support.builders import EDITOR_PERMS, make_user, make_version as snippet
 
 pytestmark = pytest.mark.usefixtures("tenant")
 
@@ -104,7 +104,7 @@ def test_rollback_needs_a_post(owner_client, parking):
 
 
 def test_rollback_is_refused_to_a_user_who_may_only_view(login, parking):
-    viewer = make_staff("viewer", perms=("knowledge.view_snippet",))
+    viewer = make_user("viewer", perms=("knowledge.view_snippet",))
     assert login(viewer).post(url(parking, "1/rollback/")).status_code == 403
     assert state("parking") == [(1, False), (2, True)]
 
@@ -142,7 +142,7 @@ def test_an_owner_who_is_also_the_author_is_blocked_too(owner_client, owner):
 
 
 def test_a_user_without_the_review_permission_is_blocked(login, guardrail):
-    colleague = make_staff("colleague", perms=EDITOR_PERMS)
+    colleague = make_user("colleague", perms=EDITOR_PERMS)
     response = login(colleague).post(url(guardrail, "2/release/"), {"seen_live": "1"}, follow=True)
     assert state("no-medical-advice") == [(1, True), (2, False)]
     assert ("Not released: You need the &#x27;Can review and release guardrail/behaviour versions&#x27; permission."

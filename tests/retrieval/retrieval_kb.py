@@ -45,21 +45,9 @@ def make_kb():
     return create
 
 
-
-@pytest.fixture(autouse=True)
-def real_embedder():
-    """The real local model, and no query vectors cached by other tests (some use fake embedders)."""
-    from knowledge import embeddings
-
-    embeddings.get_embedder.cache_clear()
-    embeddings._query_cache.clear()
-    yield
-    embeddings._query_cache.clear()
-
-
 @pytest.fixture
-def kb(tenant):
-    """A builder: kb(key=..., title=..., body=..., ...) creates an active version, embedded unless embed=False."""
+def kb(tenant, real_embedder):
+    """A builder: kb(key=..., title=..., ...) makes an active version, embedded by the real model unless embed=False."""
     return make_kb()
 
 

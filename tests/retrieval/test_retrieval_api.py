@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from retrieval_kb import kb, mode, real_embedder  # noqa: F401 (fixtures)
+from retrieval_kb import kb, mode  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/retrieve/"

@@ -9,8 +9,8 @@ from urllib.parse import urlencode
 import pytest
 from django.contrib.auth import get_user_model
 
-from live_http import CHROMIUM, CHROMIUM_ARGS, serve
 from retrieval_kb import SPA, make_kb
+from tests.support.live import CHROMIUM, CHROMIUM_ARGS, serve
 
 OWNER, OWNER_PASSWORD = "retrieval-browser-owner", "pw-retrieval-browser-1"
 SHOTS = Path("/tmp/shots")

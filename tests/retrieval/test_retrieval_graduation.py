@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from retrieval_kb import kb, mode, real_embedder  # noqa: F401 (fixtures)
+from retrieval_kb import kb, mode  # noqa: F401 (fixtures)
 
 from knowledge.models import RetrievalSettings
 from knowledge.retrieval import fetch_snippets

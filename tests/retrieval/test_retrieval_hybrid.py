@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from retrieval_kb import kb, mode, real_embedder  # noqa: F401 (fixtures)
+from retrieval_kb import kb, mode  # noqa: F401 (fixtures)
 from django.utils import timezone
 
 from knowledge import embeddings

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 import pytest
-from retrieval_kb import kb, mode, real_embedder  # noqa: F401 (fixtures)
+from retrieval_kb import kb, mode  # noqa: F401 (fixtures)
 
 from knowledge.retrieval import fetch_snippets
 from knowledge.retrieval.relevance import (WORD_COVERED, Signals, answer_types, decide, probability,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from retrieval_kb import kb, mode, real_embedder  # noqa: F401 (fixtures)
+from retrieval_kb import kb, mode  # noqa: F401 (fixtures)
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 

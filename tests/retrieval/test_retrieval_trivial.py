@@ -4,7 +4,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from retrieval_kb import kb, mode, real_embedder  # noqa: F401 (fixtures)
+from retrieval_kb import kb, mode  # noqa: F401 (fixtures)
 
 from knowledge.retrieval import Retrieval, RetrievedSnippet, fetch_snippets, is_trivial, retrieval_to_dict
 

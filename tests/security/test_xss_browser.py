@@ -15,7 +15,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from live_http import CHROMIUM, CHROMIUM_ARGS, serve
+from tests.support.live import CHROMIUM, CHROMIUM_ARGS, serve
 
 pytestmark = pytest.mark.browser
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-import threading
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 from django.utils import timezone
 
 from knowledge.models import SnippetVersion
@@ -16,9 +14,8 @@ from knowledge.models import SnippetVersion
 from knowledge.services import snippet_version_create
 from telemetry.models import GapGroup, RetrievalLog
 from telemetry.synthetic import synthetic_telemetry_write
+from tests.support.live import CHROMIUM, CHROMIUM_ARGS, serve
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
 USERNAME, PASSWORD = "tl-browser-owner", "pw-tl-browser-1"
 SHOTS = Path("/tmp/shots")
 
@@ -36,23 +33,10 @@ COLOUR_PIXELS = """([id, rgb]) => {
 TEAL, RED, BLUE = (15, 118, 110), (220, 38, 38), (37, 99, 235)
 
 
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - the stdlib's name
-        pass
-
-
 @pytest.fixture
 def server():
-    from ratiba.wsgi import application
-
-    httpd = ThreadedWSGIServer(("127.0.0.1", 0), _QuietHandler)
-    httpd.set_app(application)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield httpd.server_address[1]
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join(timeout=5)
+    with serve() as port:
+        yield port
 
 
 @pytest.fixture
@@ -95,7 +79,7 @@ def test_dashboard_and_gap_digest_draw_charts_with_data(busy_tenant, server):
     base = f"http://tenant.test.localhost:{server}"
     turns_30 = RetrievalLog.objects.count()
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             _login(page, base, "/telemetry/%3Fdays%3D30")
@@ -144,7 +128,7 @@ def test_write_a_snippet_creates_it_and_the_group_resolves(busy_tenant, server):
     sauna = next(g for g in GapGroup.objects.all() if "sauna" in g.label.lower())
     base = f"http://tenant.test.localhost:{server}"
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             _login(page, base, "/telemetry/gaps/")

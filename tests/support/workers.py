@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def worker_start(*, queue: str, env: dict, log, pool: str = "prefork", name: str | None = None) -> subprocess.Popen:

@@ -1,0 +1,42 @@
+"""A real HTTP server on a free loopback port for tests that need one (SSE, headless Chromium)."""
+from __future__ import annotations
+
+import socket
+import threading
+from contextlib import contextmanager
+
+from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+
+from ratiba.wsgi import application
+
+# Debian's chromium (browser downloads do not work here), with the flags a headless container needs.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+
+
+class QuietHandler(WSGIRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the stdlib's name
+        pass
+
+
+@contextmanager
+def serve():
+    """Serve the project's WSGI app in a thread; yields the port. Hosts route to tenants as in production."""
+    server = ThreadedWSGIServer(("127.0.0.1", 0), QuietHandler)
+    server.set_app(application)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
