@@ -4,10 +4,8 @@ from pathlib import Path
 
 import pytest
 
-# Helpers beside the tests, and the chat tests' small spa (unique basenames across the suite).
+# channels_support.py sits beside the tests (unique basenames across the suite).
 sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parent.parent / "chat"))
-sys.path.insert(0, str(Path(__file__).parent.parent))  # live_http
 
 
 @pytest.fixture
@@ -39,12 +37,9 @@ def wa_number(tenant):
 
 
 @pytest.fixture
-def spa(tenant, wa_number):
-    """The chat tests' small spa as the test tenant's knowledge, with its WhatsApp number connected."""
-    from chat_kb import seed_all
-
-    seed_all()
-    return tenant
+def spa(spa, wa_number):
+    """The small spa of tests/support/spa.py as the test tenant's knowledge, with its WhatsApp number connected."""
+    return spa
 
 
 @pytest.fixture

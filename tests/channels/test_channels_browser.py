@@ -15,9 +15,9 @@ from django.db import connection
 from channels.whatsapp import services
 from channels.whatsapp.payloads import SIGNATURE_HEADER, signature_for
 from channels_support import APP_SECRET, PHONE_NUMBER_ID, TOKEN, message_delivery
-from chat_kb import seed_all
 from conversations.models import HandoffRequest
-from live_http import CHROMIUM, CHROMIUM_ARGS, serve
+from tests.support.live import CHROMIUM, CHROMIUM_ARGS, serve
+from tests.support.spa import seed_all
 
 pytestmark = pytest.mark.browser
 SHOTS = "/tmp/shots"

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from channels.email_drafts import email_parts, suggested_subject
-from chat_kb import seed_all
 from conversations.models import Turn
+from tests.support.spa import seed_all
 
 URL = "/api/v1/email/drafts/"
 

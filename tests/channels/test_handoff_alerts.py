@@ -12,8 +12,8 @@ from django_tenants.utils import schema_context
 from channels import handoffs
 from channels.models import HandoffAlert, WhatsAppContact, WhatsAppMessage
 from channels_support import CUSTOMER, PHONE_NUMBER_ID, message_delivery
-from chat_kb import seed_all
 from conversations.models import HandoffRequest
+from tests.support.spa import seed_all
 
 SCHEMA = "test_tenant"
 BOOKING = "I want to book a deep tissue massage on Saturday at 10am, my number is 0712 345 678"

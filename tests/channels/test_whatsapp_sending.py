@@ -20,8 +20,8 @@ from channels.secrets import secret_decrypt
 from channels.whatsapp import services
 from channels_support import (APP_SECRET, CUSTOMER, PHONE_NUMBER_ID, SCHEMA, TOKEN, VERIFY_TOKEN, documented,
                               message_delivery, rows)
-from chat_kb import seed_all
 from conversations.models import Session, Turn
+from tests.support.spa import seed_all
 
 
 def test_messages_from_one_number_share_one_whatsapp_session(spa, deliver, graph_api):
