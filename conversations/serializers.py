@@ -1,4 +1,4 @@
-"""Input and output shapes of the chat API (the contract in DESIGN.md §7)."""
+"""Input and output shapes of the chat API (the contract in docs/DESIGN.md §7)."""
 from __future__ import annotations
 
 from rest_framework import serializers

@@ -1,4 +1,4 @@
-"""A chat turn, end to end (DESIGN.md §5): validate, session, trivial?, classify, dispatch, shape, persist.
+"""A chat turn, end to end (docs/DESIGN.md §5): validate, session, trivial?, classify, dispatch, shape, persist.
 
 `turn_run` returns the whole answer; `turn_stream` yields text deltas and then the same result. Both
 share every step but the provider call. Nothing on this path turns an LLM problem into a 5xx: provider

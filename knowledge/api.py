@@ -1,4 +1,4 @@
-"""Authoring REST API (DESIGN.md §7): snippets and their versions, services, opening hours.
+"""Authoring REST API (docs/DESIGN.md §7): snippets and their versions, services, opening hours.
 
 Views are thin: nested input serializers check shapes, the services in knowledge.services validate
 meaning and write. Their errors reach the client through the one handler, ratiba.api_errors.

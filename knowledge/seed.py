@@ -1,4 +1,4 @@
-"""The seed file format (shared/eval/aria_spa.yaml): parse and validate, apply to a schema, export back.
+"""The seed file format (demo/demo_business.yaml is one): parse and validate, apply to a schema, export back.
 
 A seed file is the declared state of a business's knowledge: applying it twice changes nothing; a
 changed snippet becomes a new active version, a snippet missing from the file is deactivated (never

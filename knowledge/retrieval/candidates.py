@@ -1,6 +1,6 @@
 """Candidate generation in SQL: eligibility, vector (HNSW) and keyword (FTS) candidates, per-candidate signals.
 
-Rules every query here follows (each is a measured trap, see STACK-NOTES and tests/retrieval):
+Rules every query here follows (each is a measured trap, see docs/STACK-NOTES.md and tests/retrieval):
 - the embedding column is never selected: distances are computed in the database and only ids and
   scores travel back;
 - HNSW runs with pgvector's iterative scan, so an eligibility or filter clause applied after the index

@@ -1,4 +1,4 @@
-"""fetch_snippets: the one retrieval seam (DESIGN.md section 4), inline and hybrid modes."""
+"""fetch_snippets: the one retrieval seam (docs/DESIGN.md §4), inline and hybrid modes."""
 from __future__ import annotations
 
 import logging

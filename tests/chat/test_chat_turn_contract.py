@@ -1,4 +1,4 @@
-"""POST /api/v1/chat/turns/: the JSON contract of DESIGN.md §7, exactly."""
+"""POST /api/v1/chat/turns/: the JSON contract of docs/DESIGN.md §7, exactly."""
 from __future__ import annotations
 
 import pytest
