@@ -2,8 +2,9 @@
 
 The prompt is the one a chat turn would send: the tenant-invariant system message (cache it on your side)
 and a user message carrying the channel's guardrail/behaviour sections, the retrieved knowledge and the
-structured facts as delimited data. Nothing is stored and no LLM is called. When retrieval finds nothing
-relevant, `refusal_reason` says so and the prompt carries no knowledge, exactly as a chat turn would refuse.
+structured facts as delimited data. Nothing is stored and no LLM is called. The question is decided by the
+chat turn's own function (conversations.services.question_decide): when nothing relevant is found,
+`refusal_reason` says so and the prompt carries no knowledge, exactly as a chat turn would refuse.
 """
 from __future__ import annotations
 
@@ -12,12 +13,10 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from conversations import i18n, intents
+from conversations import i18n, services
 from conversations.api import ApiKeyRateThrottle
-from conversations.facts import facts_for
 from conversations.services import CHANNELS, LANGUAGES, MAX_MESSAGE_CHARS
 from conversations.shaping import prepare_prompt
-from knowledge.retrieval import fetch_snippets
 from knowledge.serializers import FiltersField
 
 INTENTS = ["auto", "services", "hours", "other"]
@@ -116,15 +115,14 @@ class PromptAssembleApi(APIView):
         language = language if language in i18n.SUPPORTED_LANGUAGES else i18n.detect_language(message)
         intent = data.get("intent") or "auto"
         if intent == "auto":
-            # The offline classifier: assembling a prompt must not spend on an LLM call.
-            classified = intents.classify(message).intent
-            intent = classified if classified in ("services", "hours") else "other"
-        retrieval = fetch_snippets(intent, query=message, channel=channel, filters=data.get("filters"))
-        relevant = bool(retrieval.snippets) and not retrieval.refusal_reason
-        snippets = list(retrieval.snippets) if relevant else []
-        facts = facts_for(intent=intent, message=message) if intent in ("services", "hours") else None
+            # A turn's offline classifier: assembling a prompt must not spend on an LLM call.
+            classified, _ms = services.intent_classify_offline(message, language=language)
+            intent = classified.intent if classified.intent in ("services", "hours") else "other"
+        decision = services.question_decide(intent=intent, message=message, channel=channel,
+                                            filters=data.get("filters"))
+        snippets = decision.knowledge
         prompt = prepare_prompt(question=message, language=language, channel=channel, intent=intent,
-                                snippets=snippets, facts=facts)
+                                snippets=snippets, facts=decision.facts)
         by_key = {(s.key, s.version): s for s in snippets}
         return Response({
             "prompt": prompt.to_dict(),
@@ -136,8 +134,6 @@ class PromptAssembleApi(APIView):
                  "tokens": by_key[(source.key, source.version)].token_count}
                 for source in prompt.knowledge_sources],
             "core_sections": [{"key": s.key, "version": s.version, "role": s.role} for s in prompt.core_sections],
-            "intent": intent, "language": prompt.language, "mode": retrieval.mode,
-            # As in a chat turn: structured facts alone can answer a services/hours question.
-            "refusal_reason": None if relevant or (facts is not None and not facts.is_empty)
-            else (retrieval.refusal_reason or "no_relevant_context"),
+            "intent": intent, "language": prompt.language, "mode": decision.retrieval.mode,
+            "refusal_reason": decision.refusal_reason,
         }, status=status.HTTP_200_OK)

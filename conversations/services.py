@@ -186,7 +186,8 @@ def _is_trivial(message: str) -> bool:
     return is_trivial(message)
 
 
-def _fetch(intent: str, *, message: str, channel: str, session: Session, filters: dict | Filters | None) -> Retrieval:
+def _fetch(intent: str, *, message: str, channel: str, session: Session | None,
+           filters: dict | Filters | None) -> Retrieval:
     from knowledge.retrieval import fetch_snippets
 
     # The session carries its ADD_KB collections: retrieval searches tenant-wide collections always and
@@ -377,11 +378,7 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
             # search, never a refusal.
             intent = intents.IntentResult(intent="thanks", confidence=0.6, source="trivial")
     elif offline:
-        # The question's embedding is made here (retrieval then finds it in the query cache), so its
-        # time is measured here too and reported as the turn's embedding latency.
-        vector, embedding_ms = _embed_query(inp.message) if embed else (None, 0.0)
-        intent = intents.classify(inp.message, query_vector=vector, embed=False,
-                                  names_service=_names_service(inp.message))
+        intent, embedding_ms = intent_classify_offline(inp.message, language=language)
     else:
         intent = intent_classify(message=inp.message, embed=embed)
     if reading.followup and followups.asks_its_own_question(raw.message):
@@ -411,22 +408,64 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
             plan.fixed_answer = ""  # the next-step text alone
         return plan
 
-    # A price or duration question naming a service is answered from the facts whatever the intent.
-    facts_intent = facts_intent_for(intent=intent.intent, message=inp.message)
-    if facts_intent:
-        plan.facts = facts_for(intent=facts_intent, message=inp.message)
-        # Retrieval never narrows by intent (inline or hybrid), so a misread intent cannot hide the answer.
-        plan.retrieval = _fetch(facts_intent, message=inp.message, channel=channel, session=session,
-                                filters=inp.filters)
-        facts_beside_knowledge(plan.facts, knowledge=_relevant(plan.retrieval))
-        if plan.facts.is_empty and not _relevant(plan.retrieval):
-            _refuse(plan, plan.retrieval.refusal_reason if plan.retrieval else "no_relevant_context")
-        return plan
-
-    plan.retrieval = _fetch("other", message=inp.message, channel=channel, session=session, filters=inp.filters)
-    if not _relevant(plan.retrieval):
-        _refuse(plan, (plan.retrieval.refusal_reason if plan.retrieval else None) or "no_relevant_context")
+    decision = question_decide(intent=intent.intent, message=inp.message, channel=channel, session=session,
+                               filters=inp.filters)
+    plan.retrieval, plan.facts = decision.retrieval, decision.facts
+    if decision.refusal_reason:
+        _refuse(plan, decision.refusal_reason)
     return plan
+
+
+def intent_classify_offline(message: str, *, language: str) -> tuple[intents.IntentResult, float]:
+    """A turn's offline intent (rules, prototypes, the services table) and how long the query embedding took."""
+    # No embedding for Swahili (the prototypes are English). Retrieval finds this one again in the query
+    # cache, so its time is the turn's embedding latency.
+    vector, embedding_ms = _embed_query(message) if language != "sw" else (None, 0.0)
+    result = intents.classify(message, query_vector=vector, embed=False, names_service=_names_service(message))
+    return result, embedding_ms
+
+
+@dataclass(frozen=True)
+class Decision:
+    """How a question is answered: what retrieval found, the structured facts, or why it is refused."""
+
+    retrieval: Retrieval
+    facts: Facts | None
+    refusal_reason: str | None
+
+    @property
+    def knowledge(self) -> list[RetrievedSnippet]:
+        """The snippets the answer is written from (what an LLM reads)."""
+        return knowledge_read(self.retrieval, self.facts)
+
+
+def question_decide(*, intent: str, message: str, channel: str, session: Session | None = None,
+                    filters: dict | Filters | None = None) -> Decision:
+    """Retrieve for a question, add the structured facts and decide to answer or refuse (no LLM call).
+
+    The one decision of a chat turn's question and of the prompt assembly API.
+    """
+    # A price or duration question naming a service is answered from the facts whatever the intent.
+    facts_intent = facts_intent_for(intent=intent, message=message)
+    if facts_intent is None:
+        retrieval = _fetch("other", message=message, channel=channel, session=session, filters=filters)
+        return Decision(retrieval=retrieval, facts=None, refusal_reason=None if _relevant(retrieval)
+                        else (retrieval.refusal_reason or "no_relevant_context"))
+    facts = facts_for(intent=facts_intent, message=message)
+    # Retrieval never narrows by intent (inline or hybrid), so a misread intent cannot hide the answer.
+    retrieval = _fetch(facts_intent, message=message, channel=channel, session=session, filters=filters)
+    facts_beside_knowledge(facts, knowledge=_relevant(retrieval))
+    refused = facts.is_empty and not _relevant(retrieval)
+    return Decision(retrieval=retrieval, facts=facts,
+                    refusal_reason=(retrieval.refusal_reason or "no_relevant_context") if refused else None)
+
+
+def knowledge_read(retrieval: Retrieval | None, facts: Facts | None) -> list[RetrievedSnippet]:
+    """What an answer may quote: the retrieved snippets when relevant, none when the facts answer alone."""
+    if not _relevant(retrieval) or (facts is not None and facts.answers_alone):
+        # The matching rows are the whole answer: nothing unrelated beside them.
+        return []
+    return list(retrieval.snippets)
 
 
 def _own_intent(message: str, *, embed: bool, offline: bool) -> intents.IntentResult:
@@ -468,9 +507,7 @@ def _over_hard_ceiling(session: Session) -> bool:
 
 
 def _shaping_kwargs(plan: _Plan) -> dict:
-    snippets: list[RetrievedSnippet] = list(plan.retrieval.snippets) if _relevant(plan.retrieval) else []
-    if plan.facts is not None and plan.facts.answers_alone:
-        snippets = []  # the matching rows are the whole answer: nothing unrelated beside them
+    snippets = knowledge_read(plan.retrieval, plan.facts)
     if not plan.meter.allows_call() and not plan.fallback_reason:
         # The turn's own calls (intent, rewrite) reached the hard ceiling: the answer is extractive too.
         plan.fallback_reason = "cost_ceiling"
