@@ -14,6 +14,9 @@ from django.test import override_settings
 
 from fuzz_support import connections_kept_open, fuzz_operation, load_schema, operations, seed_fuzz_data
 
+# These tests are about status codes and leaks, not meaning: the instant fake embedder serves them.
+pytestmark = pytest.mark.usefixtures("fake_embedder")
+
 MAX_EXAMPLES = 20
 SEED = 20260501
 HOST = "tenant.test.localhost"

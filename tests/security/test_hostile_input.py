@@ -18,6 +18,9 @@ from django.test import Client, override_settings
 from fuzz_support import seed_fuzz_data
 from knowledge.models import Snippet, SnippetVersion
 
+# These tests are about status codes and leaks, not meaning: the instant fake embedder serves them.
+pytestmark = pytest.mark.usefixtures("fake_embedder")
+
 HOST = "tenant.test.localhost"
 DEEP_JSON = "[" * 10_000 + "]" * 10_000
 DEEP_OBJECT = '{"message": ' + '{"a":' * 5_000 + "1" + "}" * 5_000 + "}"  # 5,000 levels within the 64 KB limit

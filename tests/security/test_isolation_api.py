@@ -18,6 +18,9 @@ from django.test import override_settings
 from fuzz_support import connections_kept_open, fuzz_operation, load_schema, operations, seed_fuzz_data
 from isolation_data import SECRET, body_text, seed_other_tenant, tenant_fingerprint
 
+# These tests are about status codes and leaks, not meaning: the instant fake embedder serves them.
+pytestmark = pytest.mark.usefixtures("fake_embedder")
+
 A_HOST = "tenant.test.localhost"
 B_HOST = "other.test.localhost"
 EXAMPLES_PER_OPERATION = 4

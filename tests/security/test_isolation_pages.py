@@ -18,6 +18,9 @@ from fuzz_support import seed_fuzz_data
 from isolation_data import PASSWORD, SECRET, body_text, leaked, seed_other_tenant, tenant_fingerprint
 from isolation_routes import route_urls, tenant_routes
 
+# These tests are about status codes and leaks, not meaning: the instant fake embedder serves them.
+pytestmark = pytest.mark.usefixtures("fake_embedder")
+
 A_HOST = "tenant.test.localhost"
 B_HOST = "other.test.localhost"
 
