@@ -15,19 +15,18 @@ REVIEWER_PERMS = EDITOR_PERMS + (REVIEW_PERM,)
 
 def make_version(key: str = "parking", *, body: str = "Free parking behind the building.", title: str = "Parking",
                  category: str = "facility", role: str = "retrieved", **kwargs):
-    """Save a version of `key` through the service, live at once as a seed file's would be (tests of the release
-    gate pass enforce_release_gate=True); its embedding is not queued, as most tests are transactional."""
+    """Save a version of `key` through the service, live at once (embedding not queued)."""
+    # Like a seed file's, past the release gate: the tests of the gate pass enforce_release_gate=True.
     kwargs.setdefault("enforce_release_gate", False)
+    # Most tests are transactional: an embedding queued on commit would never run.
     kwargs.setdefault("queue_embedding", False)
     return snippet_version_create(key=key, title=title, body=body, category=category, role=role, **kwargs)
 
 
 def make_user(username: str, *, superuser: bool = False, reviewer: bool = False, perms: tuple[str, ...] = (),
               password: str | None = None):
-    """A staff user of the current schema with the given `app_label.codename` permissions.
-
-    Without `password` the user cannot log in with one (tests use force_login), which skips the slow hashing.
-    """
+    """A staff user of the current schema with the given `app_label.codename` permissions."""
+    # Without a password the user has none usable (tests force_login): no slow hashing.
     User = get_user_model()
     if superuser:
         user = User.objects.create_superuser(username=username, password=password, email="")

@@ -12,12 +12,10 @@ FAKE_INFO = EmbeddingInfo(name="fake-hash-384", dimensions=DIMENSIONS)
 
 
 class FakeEmbedder:
-    """Bag-of-words hashed into 384 dimensions (similar wording, similar vectors); records each batch's size.
-
-    With `error`, every call raises it instead, like a provider outage (retryable) or a rejected request.
-    """
+    """Bag-of-words hashed into 384 dimensions (similar wording, similar vectors); records each batch's size."""
 
     def __init__(self, *, error: EmbeddingError | None = None, info: EmbeddingInfo = FAKE_INFO):
+        # With `error` every call raises it, like a provider outage (retryable) or a rejected request.
         self.info = info
         self.error = error
         self.calls: list[int] = []

@@ -1,5 +1,4 @@
-"""The small spa many suites answer from (services, weekly and special hours, six snippets), built through the
-services the admin and the seed command use."""
+"""The small spa many suites answer from (services, hours, six snippets), built through the product's services."""
 from __future__ import annotations
 
 from datetime import date
