@@ -19,7 +19,7 @@ def new_turn_id() -> str:
 
 class ChatChannel(models.TextChoices):
     CHAT = "chat"
-    WHATSAPP = "whatsapp"
+    WHATSAPP = "whatsapp", "WhatsApp"
     EMAIL = "email"
 
 

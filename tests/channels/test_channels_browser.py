@@ -62,6 +62,7 @@ def test_an_owner_takes_over_a_whatsapp_hand_off_replies_and_closes_it(site, gra
             card = page.locator(".ho-card").first
             assert card.locator(".ho-kind").inner_text() == "Booking"
             assert card.locator(".ho-what").inner_text() == "Hot Stone Massage"
+            assert card.locator(".ho-channel").inner_text() == "WhatsApp"
             assert "+254722333444 (WhatsApp, Wanjiku)" in card.locator(".ho-contact").inner_text()
             assert "hot stone massage on Saturday" in card.locator(".ho-line.ho-customer").first.inner_text()
             assert card.locator(".ho-line.ho-bot").count() == 1
@@ -173,6 +174,7 @@ def test_the_hand_off_mail_renders_and_its_link_lets_staff_take_over_and_close_i
             assert "Test Spa" in text and "New booking request: Hot Stone Massage" in text
             assert "0712 345 678 · +254722333444 (WhatsApp, Wanjiku)" in text
             assert BOOKING in inbox.locator("blockquote").inner_text()
+            assert "Channel\tWhatsApp" in text  # the brand's spelling, not the choice value capitalised
             button = inbox.get_by_role("link", name="Open the hand-off")
             assert button.get_attribute("href") == link and button.is_visible()
             inbox.screenshot(path=f"{SHOTS}/handoff_mail.png", full_page=True)
