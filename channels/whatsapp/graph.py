@@ -66,7 +66,7 @@ def messages_url(phone_number_id: str) -> str:
 
 
 def text_payload(*, to: str, body: str, reply_to_wamid: str = "") -> dict:
-    """The documented send-text request (shared/eval/whatsapp/send_text_request.json)."""
+    """The documented send-text request (tests/channels/payloads/send_text_request.json)."""
     payload = {"messaging_product": "whatsapp", "recipient_type": "individual", "to": to, "type": "text",
                "text": {"preview_url": False, "body": body[:MAX_BODY_CHARS]}}
     if reply_to_wamid:

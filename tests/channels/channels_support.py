@@ -13,7 +13,8 @@ from django_tenants.utils import schema_context
 from channels.models import WhatsAppMessage
 from channels.whatsapp.payloads import signature_for
 
-PAYLOADS = Path(__file__).resolve().parents[3] / "shared" / "eval" / "whatsapp"
+# Copies of the Cloud API documentation's payload shapes, kept with the tests so a checkout is self-contained.
+PAYLOADS = Path(__file__).resolve().parent / "payloads"
 PHONE_NUMBER_ID = "106540352242922"
 CUSTOMER = "254722333444"
 APP_SECRET = "app-secret-for-tests"
@@ -29,7 +30,7 @@ def rows(**filters) -> list[WhatsAppMessage]:
 
 
 def documented(name: str, *, fresh: bool = True) -> dict:
-    """One of the documented payloads in shared/eval/whatsapp/, its message timestamps moved to now unless
+    """One of the documented payloads in payloads/, its message timestamps moved to now unless
     fresh=False (the files' own timestamps are long past: a reply to them is outside the 24-hour window)."""
     body = json.loads((PAYLOADS / f"{name}.json").read_text())
     if fresh:

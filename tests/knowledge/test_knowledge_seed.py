@@ -26,9 +26,8 @@ from knowledge.services import CONTENT_FIELDS
 from ratiba.models import Tenant
 from ratiba.services import tenant_delete
 
-ARIA = Path("/work/shared/eval/aria_spa.yaml")
-if not ARIA.exists():
-    ARIA = Path(__file__).resolve().parents[3] / "shared" / "eval" / "aria_spa.yaml"
+# The development tenant's seed file, kept with the tests so a checkout is self-contained.
+ARIA = Path(__file__).resolve().parent / "data" / "aria_spa.yaml"
 
 SMALL = """\
 tenant: {schema: test_tenant, name: Test Spa, domain: tenant.test.localhost, timezone: Africa/Nairobi}
