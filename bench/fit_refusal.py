@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common, unseen_data  # noqa: E402
 from bench.common import fmt, table  # noqa: E402
+from bench.train_answerability import HOLDOUT_FOLD  # noqa: E402 - the cross-encoder never trains on it
 
 MODEL_OUT = common.ROOT / "knowledge" / "retrieval" / "refusal_model.json"
 FALSE_REFUSAL_TARGET = 0.04  # below the 0.05 the product promises, for the shift to unseen businesses
@@ -91,6 +92,88 @@ def out_of_fold(rows, runs, names) -> tuple[list[float], list]:
 
 
 # ----------------------------------------------------------------------------- report
+def answerability_scores(runs, path) -> list[float]:
+    """The cross-encoder's P(answers) for each run's best candidate (its best window)."""
+    from bench.answerability import Reader
+    from bench.train_answerability import by_similarity
+
+    scorer = Reader(path)
+    out = []
+    for run in runs:
+        top = by_similarity(run.pool)[:1]
+        score = scorer.score(run.embedding_text, top[0].title, top[0].body) if top else None
+        out.append(score if score is not None else 0.0)
+    return out
+
+
+def fit_stack(lr_scores, ce_scores, runs) -> dict:
+    """Second stage: a logistic model over the first stage's logit and the cross-encoder's logit."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    from bench.answerability import logit
+
+    X = np.array([[logit(a), logit(b)] for a, b in zip(lr_scores, ce_scores)])
+    y = np.array([1 if run.answerable else 0 for run in runs])
+    model = LogisticRegression(C=1.0, max_iter=1000)
+    model.fit(X, y, sample_weight=np.array(_weights(runs)) * len(runs))
+    return {"coefficients": [float(c) for c in model.coef_[0]], "intercept": float(model.intercept_[0])}
+
+
+def cascade_cuts(first: list[float], second: list[float], runs) -> tuple[float, float]:
+    """(first-stage cut, second-stage cut): refuse below either; the pair refusing most near misses with at
+    most FALSE_REFUSAL_TARGET of the answerable runs refused and no fewer generic off-topic runs refused
+    than the first stage alone at that target.
+
+    The first stage keeps a veto because the cross-encoder never read a generic off-topic question in
+    training: alone, its stage answers some the first stage refuses.
+    """
+    answerable = [i for i, run in enumerate(runs) if run.answerable]
+    near = [i for i, run in enumerate(runs) if run.unanswerable_kind in ("in_domain", "synthetic")]
+    generic = [i for i, run in enumerate(runs) if run.unanswerable_kind == "generic"]
+    allowed = int(FALSE_REFUSAL_TARGET * len(answerable))
+    ordered = sorted(first[i] for i in answerable)
+
+    def rate(selected, cut1, cut2):
+        return sum(first[i] < cut1 or second[i] < cut2 for i in selected) / max(len(selected), 1)
+
+    generic_floor = rate(generic, ordered[allowed], -1.0)
+    best = (-1.0, ordered[allowed], -1.0)  # the first stage alone, at the target
+    for k in range(allowed + 1):
+        cut1 = ordered[k]
+        kept = sorted(second[i] for i in answerable if first[i] >= cut1)
+        cut2 = kept[allowed - k] if allowed - k < len(kept) else 1.0
+        if rate(generic, cut1, cut2) >= generic_floor and rate(near, cut1, cut2) > best[0]:
+            best = (rate(near, cut1, cut2), cut1, cut2)
+    return round(best[1], 4), round(best[2], 4)
+
+
+def fit_second_stage(runs, rows, names) -> dict:
+    """The cross-encoder's stage, fitted and cut on fold 2, which neither it nor the first stage saw.
+
+    The cross-encoder trains on folds 0-1 (bench/train_answerability.py); the first stage's probabilities
+    for fold 2 come from the same logistic model fitted on folds 0-1 only, so both inputs are out of fold.
+    """
+    from bench.answerability import WEIGHTS_PATH, second_stage
+    from knowledge.retrieval.relevance import probability
+
+    holdout = [i for i, run in enumerate(runs) if run.fold == HOLDOUT_FOLD]
+    train = [i for i, run in enumerate(runs) if run.fold in unseen_data.CHOOSE_FOLDS and run.fold != HOLDOUT_FOLD]
+    first_model = fit_model([rows[i] for i in train], [runs[i] for i in train], names)
+    held = [runs[i] for i in holdout]
+    first = [probability(rows[i], first_model) for i in holdout]
+    ce = answerability_scores(held, WEIGHTS_PATH)
+    stage = fit_stack(first, ce, held)
+    stage["first_threshold"], stage["threshold"] = cascade_cuts(first, [second_stage(f, c, stage)
+                                                                        for f, c in zip(first, ce)], held)
+    stage["coefficients"] = [round(c, 6) for c in stage["coefficients"]]
+    stage["intercept"] = round(stage["intercept"], 6)
+    stage["source"] = (f"bench/fit_refusal.py: logistic regression over the first stage's logit and the "
+                       f"cross-encoder's, fitted and cut on fold {HOLDOUT_FOLD} (out of fold for both)")
+    print(f"second stage: {stage}")
+    return stage
+
+
 def refusal_rows(runs, refused: list[bool]) -> dict:
     """False refusals of answerable runs and refusal recall per kind of unanswerable."""
     def rate(selected):
@@ -132,6 +215,9 @@ def ranking_rows(runs) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="report with the current model; write nothing")
+    parser.add_argument("--answerability", action="store_true",
+                        help="also report the cross-encoder (bench/train_answerability.py) as a second stage "
+                             "fitted on fold 2; it is never written to the model file")
     args = parser.parse_args()
     common.setup_django(migrate=False)
     from knowledge.retrieval.relevance import FEATURES, KEYWORD_FEATURES, load_model, probability
@@ -165,6 +251,15 @@ def main() -> int:
               f"{fmt(oof['near_miss_all'])} (labelled {fmt(oof['near_miss_labelled'])}, synthetic "
               f"{fmt(oof['near_miss_synthetic'])}), generic {fmt(oof['generic'])}")
 
+    first = [probability(rows[i], model) for i in range(len(runs))]
+    tried = {}
+    if args.answerability:
+        from bench.answerability import WEIGHTS_PATH, second_stage
+
+        stage = fit_second_stage(runs, rows, names)
+        ce = answerability_scores(runs, WEIGHTS_PATH)
+        tried["tried: then the cross-encoder (second stage)"] = (
+            lambda i: first[i] < stage["first_threshold"] or second_stage(first[i], ce[i], stage) < stage["threshold"])
     previous = json.loads((common.ROOT / "bench" / "baselines" / "refusal_model_previous.json").read_text())
     cosine_scores = [row["top_similarity"] for row in c_rows]
     cosine_cut = threshold_at(cosine_scores, c_runs, FALSE_REFUSAL_TARGET)
@@ -172,7 +267,8 @@ def main() -> int:
         "previous pipeline (as it ran)": lambda i: runs[i].previous_refused,
         "previous model, today's signals": lambda i: probability(rows[i], previous) < previous["threshold"],
         f"one cosine threshold ({cosine_cut:.3f})": lambda i: rows[i]["top_similarity"] < cosine_cut,
-        "product (fitted model)": lambda i: probability(rows[i], model) < model["threshold"],
+        "product (fitted model)": lambda i: first[i] < model["threshold"],
+        **tried,
     }
     for title, subset in (("report folds, pooled", report),
                           *((f"report fold {f}", [i for i in report if runs[i].fold == f])

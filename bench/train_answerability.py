@@ -4,15 +4,18 @@
     .venv/bin/python bench/train_answerability.py         # train on folds 0-1, write the weights, score fold 2
     .venv/bin/python bench/train_answerability.py --eval  # score fold 2 with the shipped weights only
 
-Pairs come from the cached runs of bench/unseen_data.py, only from TRAIN_FOLDS: for an answerable question
-its relevant snippets are positives and the best-ranked others negatives; for a labelled or synthetic near
-miss (the question with its answering snippets taken out) the best-ranked remaining snippets are
-negatives. Fold 2 is kept out (the score's AUC there is what it does on businesses it never saw); folds 3-4 are only
-reported.
+Pairs come from the cached runs of bench/unseen_data.py, only from TRAIN_FOLDS, each a question against
+one window of a snippet (bench.answerability.best_window): an answerable question's relevant
+snippets are positives; the best-ranked other snippets, and each relevant snippet with the sentence that
+shares most words with the question taken out (a near miss inside one long snippet), are negatives; a
+labelled or synthetic near miss's best-ranked snippets are negatives. Fold 2 is kept out: the refusal
+model's second stage is fitted there (bench/fit_refusal.py), and the score's AUC there is what it does on
+businesses it never saw; folds 3-4 are only reported.
 
 The model starts from the first LAYERS layers of the shipped all-MiniLM-L6-v2; its word embeddings stay
-frozen (read from the package), so only the layers and the head are written, in fp16. An experiment: see
-docs/BENCHMARKS.md ("A cross-encoder, tried and not shipped").
+frozen (read from the package), so only the layers and the head are written, in fp16, to
+bench/results/answerability.safetensors; `bench/fit_refusal.py --answerability` then reports it as a second
+stage. An experiment: see docs/BENCHMARKS.md ("A cross-encoder, tried and not shipped").
 """
 from __future__ import annotations
 
@@ -31,8 +34,9 @@ from bench import common, unseen_data  # noqa: E402
 TRAIN_FOLDS = (0, 1)
 HOLDOUT_FOLD = 2
 LAYERS = 3
-NEGATIVES_PER_RUN = 1
-EPOCHS = 1
+NEGATIVES_PER_RUN = 2
+EPOCHS = 2
+WRITTEN_WEIGHT = 3.0  # the written businesses are the closest to the ones the product serves
 BATCH = 16
 SEED = 7
 
@@ -41,26 +45,54 @@ def by_similarity(pool) -> list:
     return sorted(pool, key=lambda c: -(c.similarity if c.similarity is not None else -1.0))
 
 
-def pairs_for(runs) -> list[tuple[str, str, int, str]]:
-    """(question, passage, label, business) for every run's best candidates and relevant snippets."""
-    from bench.answerability import passage_text
+def _without_answer(question: str, title: str, body: str) -> str | None:
+    """The snippet's best window once the sentence sharing most words with the question is taken out.
+
+    What a near miss looks like inside one long snippet: the same topic, the detail asked for gone. None
+    when the snippet has a single sentence or no sentence shares a word with the question.
+    """
+    from bench.answerability import overlap, sentences, windows
+    from knowledge.retrieval.relevance import content_words, salient_words
+
+    words = salient_words(content_words(question))
+    parts = sentences(body)
+    if len(parts) < 2 or not words:
+        return None
+    scores = [overlap(words, part) for part in parts]
+    best = max(range(len(parts)), key=lambda i: scores[i])
+    if scores[best] == 0:
+        return None
+    rest = parts[:best] + parts[best + 1:]
+    return max(windows(title, rest), key=lambda text: overlap(words, text))
+
+
+def pairs_for(runs, *, deletions: bool = True) -> list[tuple[str, str, int, str]]:
+    """(question, window, label, business) for every run's best candidates and relevant snippets."""
+    from bench.answerability import best_window
 
     out = []
     for run in runs:
+        if not run.answerable and run.unanswerable_kind not in ("in_domain", "synthetic"):
+            continue
         seen = set()
+
+        def add(text, label):
+            if text and text not in seen:
+                seen.add(text)
+                out.append((run.embedding_text, text, label, run.business))
+
         for candidate in run.pool:
-            if candidate.key in run.relevant and candidate.key not in seen:
-                seen.add(candidate.key)
-                out.append((run.embedding_text, passage_text(candidate.title, candidate.body), 1, run.business))
+            if candidate.key in run.relevant:
+                add(best_window(run.embedding_text, candidate.title, candidate.body), 1)
+                if deletions:
+                    add(_without_answer(run.embedding_text, candidate.title, candidate.body), 0)
         negatives = [c for c in by_similarity(run.pool) if c.key not in run.relevant][:NEGATIVES_PER_RUN]
         for candidate in negatives:
-            if candidate.key not in seen:
-                seen.add(candidate.key)
-                out.append((run.embedding_text, passage_text(candidate.title, candidate.body), 0, run.business))
+            add(best_window(run.embedding_text, candidate.title, candidate.body), 0)
     return out
 
 
-def train(pairs, *, layers: int, epochs: int, threads: int):
+def train(pairs, *, layers: int, epochs: int, threads: int, written: set[str]):
     import torch
 
     from bench.answerability import MAX_TOKENS, build
@@ -77,7 +109,8 @@ def train(pairs, *, layers: int, epochs: int, threads: int):
     per_label = defaultdict(float)
     for (business, label), n in counts.items():
         per_label[label] += 1.0
-    weights = [1.0 / counts[(b, label)] / per_label[label] for _q, _p, label, b in pairs]
+    weights = [1.0 / counts[(b, label)] / per_label[label] * (WRITTEN_WEIGHT if b in written else 1.0)
+               for _q, _p, label, b in pairs]
     scale = len(pairs) / sum(weights)
     weights = [w * scale for w in weights]
     optimizer = torch.optim.AdamW([
@@ -145,13 +178,13 @@ def auc(scores: list[float], labels: list[int]) -> float:
 
 def evaluate(runs, scorer) -> None:
     """Per run: the best score over the top candidates; AUC answerable vs not, by dataset and language."""
-    from bench.answerability import passage_text
+    from bench.answerability import best_window
 
     rows = []
     started = time.perf_counter()
     for run in runs:
         top = by_similarity(run.pool)[:2]
-        scores = scorer.score(run.embedding_text, [passage_text(c.title, c.body) for c in top]) or [0.0]
+        scores = scorer.score_pairs(run.embedding_text, [best_window(run.embedding_text, c.title, c.body) for c in top]) or [0.0]
         rows.append((run, max(scores), scores[0]))
     elapsed = time.perf_counter() - started
     print(f"scored {len(runs)} runs in {elapsed:.0f} s ({1000 * elapsed / max(len(runs), 1):.1f} ms per run)")
@@ -173,11 +206,11 @@ def main() -> int:
     parser.add_argument("--eval", action="store_true", help="score the holdout fold with the shipped weights")
     parser.add_argument("--layers", type=int, default=LAYERS)
     parser.add_argument("--epochs", type=int, default=EPOCHS)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--limit", type=int, default=0, help="train on at most this many pairs (a quick try)")
     args = parser.parse_args()
     common.setup_django(migrate=False)
-    from bench.answerability import WEIGHTS_PATH, AnswerScorer
+    from bench.answerability import WEIGHTS_PATH, Reader
 
     runs = unseen_data.load_runs()
     if not args.eval:
@@ -188,12 +221,13 @@ def main() -> int:
             pairs = pairs[:args.limit]
         print(f"{len(pairs)} pairs ({sum(p[2] for p in pairs)} positive) from {len(train_runs)} runs of "
               f"{len({r.business for r in train_runs})} businesses, folds {list(TRAIN_FOLDS)}")
-        model = train(pairs, layers=args.layers, epochs=args.epochs, threads=args.threads)
+        written = {r.business for r in train_runs if r.dataset in ("own", "dev")}
+        model = train(pairs, layers=args.layers, epochs=args.epochs, threads=args.threads, written=written)
         save(model, WEIGHTS_PATH, {
             "layers": args.layers, "folds": list(TRAIN_FOLDS), "pairs": len(pairs), "epochs": args.epochs,
             "source": "bench/train_answerability.py from the shipped all-MiniLM-L6-v2"})
         print(f"wrote {WEIGHTS_PATH.relative_to(common.ROOT)} ({WEIGHTS_PATH.stat().st_size / 1e6:.1f} MB)")
-    evaluate([r for r in runs if r.fold == HOLDOUT_FOLD], AnswerScorer(WEIGHTS_PATH))
+    evaluate([r for r in runs if r.fold == HOLDOUT_FOLD], Reader(WEIGHTS_PATH))
     return 0
 
 
