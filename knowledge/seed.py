@@ -678,7 +678,7 @@ def _apply_smoke_tests(specs: list[SmokeTestSpec], report: SeedReport) -> None:
 def seed_tenant_ensure(*, spec: TenantSpec | None, schema: str | None = None):
     """Return (tenant, created) for `schema` (default: the file's), creating it from the file's tenant block."""
     from ratiba.models import Tenant
-    from ratiba.services import PlatformError, tenant_create
+    from ratiba.services import PlatformError, tenant_create, tenant_profile_update
 
     schema = schema or (spec.schema if spec else None)
     if not schema:
@@ -686,13 +686,8 @@ def seed_tenant_ensure(*, spec: TenantSpec | None, schema: str | None = None):
     existing = Tenant.objects.filter(schema_name=schema).first()
     if existing is not None:
         if spec is not None and spec.schema == schema:
-            changed = [name for name, value in (("name", spec.name), ("timezone", spec.timezone),
-                                                ("languages", list(spec.languages)), ("currency", spec.currency))
-                       if getattr(existing, name) != value]
-            for name in changed:
-                setattr(existing, name, {"languages": list(spec.languages)}.get(name, getattr(spec, name)))
-            if changed:
-                existing.save(update_fields=changed)
+            tenant_profile_update(tenant=existing, name=spec.name, timezone_name=spec.timezone,
+                                  languages=list(spec.languages), currency=spec.currency)
         return existing, False
     if spec is None:
         raise PlatformError(f"Tenant {schema!r} does not exist and the file has no `tenant:` block to create it.")

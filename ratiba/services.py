@@ -82,6 +82,18 @@ def tenant_create(*, schema: str, name: str, domain: str, timezone_name: str = "
     return tenant, True
 
 
+def tenant_profile_update(*, tenant: Tenant, name: str, timezone_name: str, languages: list[str],
+                          currency: str) -> list[str]:
+    """Set a tenant's profile (name, time zone, languages, currency); return the fields that changed."""
+    wanted = {"name": name, "timezone": timezone_name, "languages": list(languages), "currency": currency}
+    changed = [field for field, value in wanted.items() if getattr(tenant, field) != value]
+    for field in changed:
+        setattr(tenant, field, wanted[field])
+    if changed:
+        tenant.save(update_fields=changed)
+    return changed
+
+
 def tenant_owner_invite(*, tenant: Tenant, email: str) -> OwnerInvite:
     """Create (or find) the owner's login in the tenant's schema and return a one-time set-password link.
 

@@ -101,6 +101,20 @@ def test_a_second_run_changes_nothing(seeded, fake_embedder):
     assert list(SnippetVersion.objects.order_by("pk").values_list("pk", "updated_at")) == stamps
 
 
+def test_a_changed_tenant_block_updates_the_business_profile_through_its_service(tenant, monkeypatch):
+    from knowledge.seed import seed_tenant_ensure
+    from ratiba import services
+
+    calls = []
+    real = services.tenant_profile_update
+    monkeypatch.setattr(services, "tenant_profile_update", lambda **kw: calls.append(kw) or real(**kw))
+    spec = seed_parse(text=SMALL.replace("name: Test Spa", "name: Test Spa & Salon")).tenant
+    target, created = seed_tenant_ensure(spec=spec)
+    target.refresh_from_db()
+    assert created is False and len(calls) == 1
+    assert (target.name, target.timezone) == ("Test Spa & Salon", "Africa/Nairobi")
+
+
 def test_a_changed_body_becomes_a_new_active_version(seeded):
     changed = SMALL.replace("Free parking behind the building.", "Paid parking: KES 100 an hour.")
     report = seed_apply(seed=seed_parse(text=changed))
