@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from channels import email_drafts
-from conversations.api import ApiKeyRateThrottle, turn_error_response
+from conversations.api import ApiKeyRateThrottle
 from conversations.serializers import CitationOutput, TurnMetaOutput
 
 
@@ -47,8 +47,5 @@ class EmailDraftApi(APIView):
     def post(self, request):
         serializer = EmailDraftInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            draft = email_drafts.email_draft_create(**serializer.validated_data, api_key_prefix=request.auth.prefix)
-        except email_drafts.DraftError as exc:
-            return turn_error_response(exc)
+        draft = email_drafts.email_draft_create(**serializer.validated_data, api_key_prefix=request.auth.prefix)
         return Response(draft.to_response(), status=status.HTTP_200_OK)
