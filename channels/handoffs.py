@@ -19,6 +19,7 @@ from channels.registry.models import WhatsAppNumber
 from channels.whatsapp import services as whatsapp
 from conversations.models import HandoffRequest, HandoffStatus
 from conversations.services import handoff_set_status
+from ratiba.models import Tenant
 from telemetry.digest import _tenant_name_and_link, digest_recipients
 
 log = logging.getLogger(__name__)
@@ -79,8 +80,11 @@ def handoff_announce(*, handoff_id: int) -> str:
         if recipients:
             subject = (f"[{name}] New {handoff.get_kind_display().lower()} request"
                        + (f": {handoff.what}" if handoff.what else ""))[:200]
+            # Staff read the time in the business's own zone, as on the hand-off page.
             context = {"handoff": handoff, "contact": contact, "business": name, "subject": subject,
-                       "link": f"{base}/handoffs/#handoff-{handoff.pk}"}
+                       "link": f"{base}/handoffs/#handoff-{handoff.pk}",
+                       "zone": Tenant.objects.filter(schema_name=connection.schema_name).values_list(
+                           "timezone", flat=True).first() or "UTC"}
             mail = EmailMultiAlternatives(subject=subject, to=recipients,
                                           body=render_to_string("channels/email/handoff_new.txt", context))
             mail.attach_alternative(render_to_string("channels/email/handoff_new.html", context), "text/html")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -13,6 +14,7 @@ from channels import handoffs
 from channels.models import HandoffAlert, WhatsAppContact, WhatsAppMessage
 from channels_support import CUSTOMER, PHONE_NUMBER_ID, message_delivery
 from conversations.models import HandoffRequest
+from ratiba.models import Tenant
 from tests.support.spa import seed_all
 
 SCHEMA = "test_tenant"
@@ -32,6 +34,7 @@ def spa(tenant):
 def test_a_new_hand_off_mails_the_staff_once_with_what_they_need(spa, api_client,
                                                                   django_capture_on_commit_callbacks):
     client, headers = api_client
+    Tenant.objects.filter(schema_name=SCHEMA).update(timezone="Africa/Nairobi")
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post("/api/v1/chat/turns/", data=json.dumps({"message": BOOKING}),
                                content_type="application/json", **headers)
@@ -44,6 +47,8 @@ def test_a_new_hand_off_mails_the_staff_once_with_what_they_need(spa, api_client
     assert "Contact:  0712 345 678" in message.body
     assert "I want to book a deep tissue massage" in message.body
     assert f"/handoffs/#handoff-{handoff.pk}" in message.body
+    received = handoff.created_at.astimezone(ZoneInfo("Africa/Nairobi"))  # the business's zone, not UTC
+    assert f"Received: {received:%a} {received.day} {received:%b %Y, %H:%M} EAT" in message.body
     assert handoffs.handoff_announce(handoff_id=handoff.pk) == "already announced"
     assert len(mail.outbox) == 1
     alert = HandoffAlert.objects.get(handoff=handoff)
