@@ -46,6 +46,21 @@ def handoff_announce_on_commit(handoff: HandoffRequest) -> None:
     transaction.on_commit(partial(_publish, handoff.pk, schema=connection.schema_name), robust=True)
 
 
+def _publish_contact(handoff_id: int, *, schema: str) -> None:
+    from channels.tasks import handoff_contact_announce
+
+    try:
+        with schema_context(schema):
+            handoff_contact_announce.delay(handoff_id)
+    except Exception as exc:  # noqa: BLE001 - the contact is stored and shown on the page whatever happens
+        log.warning("hand-off %s contact mail not queued: %s", handoff_id, exc)
+
+
+def handoff_contact_announce_on_commit(handoff: HandoffRequest) -> None:
+    """Queue the mail telling staff a hand-off's contact arrived, once the turn commits (HANDOFF_CONTACT_ANNOUNCER)."""
+    transaction.on_commit(partial(_publish_contact, handoff.pk, schema=connection.schema_name), robust=True)
+
+
 def _whatsapp_contact(handoff: HandoffRequest) -> WhatsAppContact | None:
     return WhatsAppContact.objects.filter(session_id=handoff.session_id).first() if handoff.session_id else None
 
@@ -75,21 +90,10 @@ def handoff_announce(*, handoff_id: int) -> str:
         if alert.mailed_at or alert.note:
             return "already announced"
         contact = contact_label(handoff)
-        name, base = _tenant_name_and_link()
         recipients = digest_recipients()
         if recipients:
-            subject = (f"[{name}] New {handoff.get_kind_display().lower()} request"
-                       + (f": {handoff.what}" if handoff.what else ""))[:200]
-            # Staff read the time in the business's own zone, as on the hand-off page.
-            context = {"handoff": handoff, "contact": contact, "business": name, "subject": subject,
-                       "link": f"{base}/handoffs/#handoff-{handoff.pk}",
-                       "zone": Tenant.objects.filter(schema_name=connection.schema_name).values_list(
-                           "timezone", flat=True).first() or "UTC"}
-            mail = EmailMultiAlternatives(subject=subject, to=recipients,
-                                          body=render_to_string("channels/email/handoff_new.txt", context))
-            mail.attach_alternative(render_to_string("channels/email/handoff_new.html", context), "text/html")
-            mail.send()
-            alert.mailed_to, alert.mailed_at = recipients, timezone.now()
+            _mail(handoff, contact=contact, recipients=recipients, update=False)
+            alert.mailed_to, alert.mailed_at, alert.contact_announced = recipients, timezone.now(), contact
         else:
             alert.note = "No staff user has an email address: nobody was mailed."
         number = (WhatsAppNumber.objects.filter(tenant__schema_name=connection.schema_name).exclude(owner_number="")
@@ -100,6 +104,43 @@ def handoff_announce(*, handoff_id: int) -> str:
                 phone_number_id=number.phone_number_id)
         alert.save()
     return "announced"
+
+
+def handoff_contact_announce(*, handoff_id: int) -> str:
+    """Mail the staff the contact a customer sent after their hand-off was announced; once per new contact.
+
+    Before the first mail has gone out there is nothing to add: that mail reads the contact when it is sent.
+    """
+    with transaction.atomic():
+        alert = HandoffAlert.objects.select_for_update().filter(handoff_id=handoff_id).first()
+        if alert is None or alert.mailed_at is None:
+            return "not announced yet"
+        handoff = alert.handoff
+        contact = contact_label(handoff)
+        if contact == alert.contact_announced:
+            return "already told"
+        recipients = digest_recipients()
+        if not recipients:
+            return "nobody to mail"
+        _mail(handoff, contact=contact, recipients=recipients, update=True)
+        alert.contact_announced = contact
+        alert.save(update_fields=["contact_announced"])
+    return "contact announced"
+
+
+def _mail(handoff: HandoffRequest, *, contact: str, recipients: list[str], update: bool) -> None:
+    """The staff mail for a hand-off (text and HTML): a new request, or the contact it now has."""
+    name, base = _tenant_name_and_link()
+    what = f"{handoff.get_kind_display().lower()} request" + (f": {handoff.what}" if handoff.what else "")
+    subject = f"[{name}] {'Contact for' if update else 'New'} {what}"[:200]
+    # Staff read the time in the business's own zone, as on the hand-off page.
+    zone = Tenant.objects.filter(schema_name=connection.schema_name).values_list("timezone", flat=True).first()
+    context = {"handoff": handoff, "contact": contact, "business": name, "subject": subject, "update": update,
+               "link": f"{base}/handoffs/#handoff-{handoff.pk}", "zone": zone or "UTC"}
+    mail = EmailMultiAlternatives(subject=subject, to=recipients,
+                                  body=render_to_string("channels/email/handoff_new.txt", context))
+    mail.attach_alternative(render_to_string("channels/email/handoff_new.html", context), "text/html")
+    mail.send()
 
 
 # ----------------------------------------------------------------------------- the hand-off page

@@ -125,4 +125,5 @@ class HandoffAlert(models.Model):
     whatsapp_message = models.ForeignKey(WhatsAppMessage, null=True, blank=True, on_delete=models.SET_NULL,
                                          related_name="+")
     note = models.CharField(max_length=300, blank=True)
+    contact_announced = models.CharField(max_length=300, blank=True)  # the contact the staff were last told
     created_at = models.DateTimeField(auto_now_add=True)

@@ -38,6 +38,12 @@ def handoff_announce(handoff_id: int) -> str:
     return handoffs.handoff_announce(handoff_id=handoff_id)
 
 
+@app.task(name="channels.handoff_contact_announce", acks_late=True)
+def handoff_contact_announce(handoff_id: int) -> str:
+    """Tell the staff the contact a customer sent after their hand-off was announced; once per new contact."""
+    return handoffs.handoff_contact_announce(handoff_id=handoff_id)
+
+
 @app.task(name="channels.prune", acks_late=True)
 def prune() -> dict:
     """Delete this schema's WhatsApp rows older than CONVERSATION_RETENTION_DAYS (idempotent)."""

@@ -68,6 +68,9 @@ def handoff_contact_add(*, handoff: HandoffRequest, contact: str = "", name: str
             parts.append(value.strip())
     handoff.contact = ", ".join(parts)[:200]
     handoff.save(update_fields=["contact", "updated_at"])
+    if settings.HANDOFF_CONTACT_ANNOUNCER:
+        # Staff were mailed without it: they hear about the contact too (channels), once it commits.
+        import_string(settings.HANDOFF_CONTACT_ANNOUNCER)(handoff)
     return handoff
 
 

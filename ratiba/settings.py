@@ -317,6 +317,7 @@ WHATSAPP_SWEEP_SECONDS = env_float("WHATSAPP_SWEEP_SECONDS", 60.0)
 CHANNEL_SECRETS_KEYS = env_list("CHANNEL_SECRETS_KEYS", "")
 # Called (dotted path) when a hand-off is recorded: mails the staff and alerts the owner on WhatsApp.
 HANDOFF_ANNOUNCER = env_str("HANDOFF_ANNOUNCER", "channels.handoffs.handoff_announce_on_commit")
+HANDOFF_CONTACT_ANNOUNCER = env_str("HANDOFF_CONTACT_ANNOUNCER", "channels.handoffs.handoff_contact_announce_on_commit")
 CELERY_BEAT_SCHEDULE["channels-whatsapp-sweep"] = {"task": "channels.whatsapp_sweep_all",
                                                    "schedule": WHATSAPP_SWEEP_SECONDS}
 # WhatsApp messages, statuses and idle customer numbers follow CONVERSATION_RETENTION_DAYS.

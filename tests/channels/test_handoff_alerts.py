@@ -55,6 +55,42 @@ def test_a_new_hand_off_mails_the_staff_once_with_what_they_need(spa, api_client
     assert alert.mailed_to == ["desk@spa.test", "owner@spa.test"] and alert.whatsapp_message is None
 
 
+def test_a_contact_sent_after_the_hand_off_was_mailed_is_mailed_to_staff_once(spa, api_client,
+                                                                             django_capture_on_commit_callbacks):
+    client, headers = api_client
+
+    def say(message, session_id=None):
+        body = {"message": message} | ({"session_id": session_id} if session_id else {})
+        with django_capture_on_commit_callbacks(execute=True):
+            return client.post("/api/v1/chat/turns/", data=json.dumps(body), content_type="application/json",
+                               **headers).json()
+
+    first = say("I want to book a deep tissue massage on Saturday at 10am")
+    assert first["intent"] == "booking" and len(mail.outbox) == 1
+    assert "Contact:  not given yet" in mail.outbox[0].body
+    say("0712 345 678", session_id=first["session_id"])
+    assert len(mail.outbox) == 2
+    update = mail.outbox[1]
+    assert update.subject == "[Test Spa] Contact for booking request: Deep Tissue Massage"
+    assert "Contact:  0712 345 678" in update.body and "sent how to reach them" in update.body
+    [(html, _mimetype)] = update.alternatives
+    assert "Contact for booking request" in html and "0712 345 678" in html
+    handoff = HandoffRequest.objects.get()
+    assert handoffs.handoff_contact_announce(handoff_id=handoff.pk) == "already told"
+    assert HandoffAlert.objects.get().contact_announced == "0712 345 678" and len(mail.outbox) == 2
+
+
+def test_a_contact_that_arrives_before_the_first_mail_goes_out_rides_in_that_mail(spa):
+    handoff = HandoffRequest.objects.create(kind="booking", message="I want to book", what="Deep Tissue Massage",
+                                            channel="chat")
+    assert handoffs.handoff_contact_announce(handoff_id=handoff.pk) == "not announced yet"
+    handoff.contact = "0712 345 678"
+    handoff.save()
+    assert handoffs.handoff_announce(handoff_id=handoff.pk) == "announced"
+    assert handoffs.handoff_contact_announce(handoff_id=handoff.pk) == "already told"
+    assert len(mail.outbox) == 1 and "Contact:  0712 345 678" in mail.outbox[0].body
+
+
 def test_the_owner_gets_a_whatsapp_alert_when_their_window_is_open(spa, wa_number, graph_api,
                                                                    django_capture_on_commit_callbacks):
     wa_number.owner_number = "254711999888"
