@@ -31,34 +31,26 @@ CONVERSATION_LINES = 30
 # ----------------------------------------------------------------------------- announcing
 
 
-def _publish(handoff_id: int, *, schema: str) -> None:
-    from channels.tasks import handoff_announce  # tasks import this module
+def _publish(task_name: str, handoff_id: int, *, schema: str) -> None:
+    from channels import tasks  # tasks import this module
 
     try:
         with schema_context(schema):
-            handoff_announce.delay(handoff_id)
+            getattr(tasks, task_name).delay(handoff_id)
     except Exception as exc:  # noqa: BLE001 - the hand-off is stored and listed whatever happens to the alert
-        log.warning("hand-off %s alert not queued: %s", handoff_id, exc)
+        log.warning("hand-off %s: %s not queued: %s", handoff_id, task_name, exc)
 
 
 def handoff_announce_on_commit(handoff: HandoffRequest) -> None:
     """Queue the alert for a hand-off once the turn that recorded it commits (HANDOFF_ANNOUNCER)."""
-    transaction.on_commit(partial(_publish, handoff.pk, schema=connection.schema_name), robust=True)
-
-
-def _publish_contact(handoff_id: int, *, schema: str) -> None:
-    from channels.tasks import handoff_contact_announce
-
-    try:
-        with schema_context(schema):
-            handoff_contact_announce.delay(handoff_id)
-    except Exception as exc:  # noqa: BLE001 - the contact is stored and shown on the page whatever happens
-        log.warning("hand-off %s contact mail not queued: %s", handoff_id, exc)
+    transaction.on_commit(partial(_publish, "handoff_announce", handoff.pk, schema=connection.schema_name),
+                          robust=True)
 
 
 def handoff_contact_announce_on_commit(handoff: HandoffRequest) -> None:
     """Queue the mail telling staff a hand-off's contact arrived, once the turn commits (HANDOFF_CONTACT_ANNOUNCER)."""
-    transaction.on_commit(partial(_publish_contact, handoff.pk, schema=connection.schema_name), robust=True)
+    transaction.on_commit(partial(_publish, "handoff_contact_announce", handoff.pk,
+                                  schema=connection.schema_name), robust=True)
 
 
 def _whatsapp_contact(handoff: HandoffRequest) -> WhatsAppContact | None:
