@@ -585,14 +585,23 @@ def asks_for_listing(message: str) -> bool:
                 if w not in _LISTING_WORDS and w not in _FACT_WORDS and len(w) > 1]
 
 
-def facts_intent_for(*, intent: str, message: str) -> str | None:
+def services_asked(message: str, services: list[ServiceFact], *, topic_names: tuple[str, ...] = ()) -> list[str]:
+    """The services a question is about; for a price or duration question that names none, the one service
+    the conversation was just about (`topic_names`: "bei yake ni ngapi?" after an answer on one course)."""
+    named = named_services(message, services)
+    if not named and topic_names and (asks_price(message) or asks_duration(message)):
+        named = [s.name for s in services if s.name in topic_names]
+    return named
+
+
+def facts_intent_for(*, intent: str, message: str, topic_names: tuple[str, ...] = ()) -> str | None:
     """Which facts a turn is answered from: `services`, `hours` or none.
 
     A price or duration question that names a service or product is a services question whatever the
     intent classifier said ("how much are box braids?" read as `other` must still get the price).
     """
     asks_fact = intent in ("hours", "other") and (asks_price(message) or asks_duration(message))
-    if asks_fact and named_services(message, services_list()):
+    if asks_fact and services_asked(message, services_list(), topic_names=topic_names):
         return "services"
     return intent if intent in ("services", "hours") else None
 
@@ -605,7 +614,7 @@ def _hours_topic(message: str, asked: list[tuple[date, str]]) -> list[str]:
             and w not in _MONTH_LOOKUP and w not in _RELATIVE_WORDS and w not in _WEEKEND_WORDS]
 
 
-def facts_for(*, intent: str, message: str, now: datetime | None = None) -> Facts:
+def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_names: tuple[str, ...] = ()) -> Facts:
     """The facts a `services` or `hours` turn may quote: matched services, asked-about days, the week."""
     tenant = getattr(connection, "tenant", None)
     zone = tenant_zone()
@@ -613,7 +622,7 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None) -> Fact
     facts = Facts(timezone=str(zone), today=today, currency=getattr(tenant, "currency", "KES") or "KES")
     if intent == "services":
         services = services_list()
-        facts.matched_services = named_services(message, services)
+        facts.matched_services = services_asked(message, services, topic_names=topic_names)
         listing = not facts.matched_services and asks_for_listing(message)
         # The list only answers a question about a named service or about the menu as a whole;
         # "do you do home visits?" is not answered by a price list, nor "how much are gel nails?" when

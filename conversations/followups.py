@@ -17,11 +17,15 @@ import re
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from django.db.models import Q
 from django.utils import timezone
 
-from conversations.facts import Facts, resolve_dates
+from conversations.facts import Facts, ServiceFact, resolve_dates
 from conversations.handoffs import CONTACT_PATTERNS, extract_contacts
+from conversations.i18n import detect_language
+from knowledge.retrieval.language import swahili_numerals
 from conversations.models import HandoffRequest, Session, Turn
+from knowledge.models import SnippetVersion
 
 RECENT_TURNS = 3  # what an LLM sees of the conversation, and how far back a topic or a pending hand-off is
 TOPIC_MAX_AGE = timedelta(hours=2)  # an "and on Sunday?" after a long silence starts a new topic
@@ -63,6 +67,7 @@ class PriorTurn:
     refused: bool
     handoff_id: int | None  # a hand-off whose contact this turn asked for and has not got
     created_at: object = None
+    cited: tuple[tuple[str, int], ...] = ()  # the snippet versions its answer cited (key, version)
 
 
 @dataclass(frozen=True)
@@ -118,7 +123,8 @@ def session_context(*, session: Session, now=None) -> SessionContext:
     since = (now or timezone.now()) - TOPIC_MAX_AGE
     rows = list(Turn.objects.filter(session=session, created_at__gte=since)
                 .order_by("-created_at", "-id")
-                .values("message", "answer", "intent", "refusal_reason", "meta", "created_at")[:RECENT_TURNS])
+                .values("message", "answer", "intent", "refusal_reason", "meta", "created_at",
+                        "citations")[:RECENT_TURNS])
     turns = []
     for row in reversed(rows):
         meta = row["meta"] or {}
@@ -126,8 +132,15 @@ def session_context(*, session: Session, now=None) -> SessionContext:
         read_as = "" if "handoff_contact" in meta else ((meta.get("followup") or {}).get("read_as") or row["message"])
         turns.append(PriorTurn(message=row["message"], answer=row["answer"], intent=row["intent"], read_as=read_as,
                                refused=bool(row["refusal_reason"]), handoff_id=meta.get("awaiting_contact"),
-                               created_at=row["created_at"]))
+                               created_at=row["created_at"], cited=_cited_snippets(row["citations"])))
     return SessionContext(turns=tuple(turns))
+
+
+def _cited_snippets(citations) -> tuple[tuple[str, int], ...]:
+    """The snippet versions a stored answer cited (facts rows and document chunks are not snippets)."""
+    return tuple((c["key"], c["version"]) for c in (citations or [])
+                 if isinstance(c, dict) and c.get("source", "snippet") == "snippet" and c.get("key")
+                 and isinstance(c.get("version"), int))
 
 
 # ----------------------------------------------------------------------------- elliptical questions
@@ -196,6 +209,28 @@ def read_short_with_topic(*, message: str, context: SessionContext) -> Reading |
     return Reading(text=join_topic(topic, message), followup=True, topic=topic.read_as, reasons=("short",))
 
 
+def topic_service(context: SessionContext, services: list[ServiceFact]) -> tuple[str, ...]:
+    """The one service or product the last topic's answer, or the snippets it cited, name in full.
+
+    "Mnafundisha pikipiki?" is answered from the course snippet, which says "Motorcycle Course (Class A)";
+    "bei yake ni ngapi?" then asks that row's price. Text naming several rows names no one topic, and
+    words merely shared with a name ("week", "class") do not count: only the name as the owner wrote it.
+    """
+    topic = context.topic
+    if topic is None or topic.refused or not topic.answer:
+        return ()
+    texts = [topic.answer]
+    if topic.cited:
+        wanted = Q()
+        for key, version in topic.cited:
+            wanted |= Q(key=key, version=version)
+        texts += [f"{title}. {body}" for title, body in SnippetVersion.objects.filter(wanted)
+                  .values_list("title", "body")]
+    said = " ".join(" ".join(words_of(text)) for text in texts)
+    names = [s.name for s in services if re.search(rf"\b{re.escape(' '.join(words_of(s.name)))}\b", said)]
+    return tuple(names) if len(names) == 1 else ()
+
+
 # ----------------------------------------------------------------------------- narrowing facts to this turn
 
 _RANGE = re.compile(r"\b(\d+(?:[.,]\d+)*)\s*(?:to|-|–)\s*(\d+(?:[.,]\d+)*)\b")
@@ -219,7 +254,12 @@ def _name_overlap(name: str, words: set[str], numbers: list[float]) -> int:
 
 
 def narrow_to_message(names: list[str], *, message: str) -> list[str]:
-    """Of the services matched for topic + message, those this message's own words pick out (all if none do)."""
+    """Of the services matched for topic + message, those this message's own words pick out (all if none do).
+
+    Swahili numbers count as figures: "na ya vipande vitatu je?" picks the 3-piece row.
+    """
+    if detect_language(message) == "sw":
+        message = swahili_numerals(message)
     words = set(own_words(message))
     if not names or not words:
         return names

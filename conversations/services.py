@@ -19,8 +19,8 @@ from django.utils import timezone
 
 import llm
 from conversations import costs, followups, handoffs, i18n, intents, selectors
-from conversations.facts import (Facts, facts_beside_knowledge, facts_for, facts_intent_for, named_services,
-                                 services_list)
+from conversations.facts import (Facts, asks_duration, asks_price, facts_beside_knowledge, facts_for,
+                                 facts_intent_for, named_services, services_list)
 from conversations.models import HandoffRequest, Session, Turn
 from conversations.prompting import load_prompt_template
 from conversations.shaping import AnswerDelta, ShapedAnswer
@@ -408,8 +408,11 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
             plan.fixed_answer = ""  # the next-step text alone
         return plan
 
+    # "bei yake ni ngapi?" after an answer about one service: that service's row (looked up only then).
+    asks_fact = reading.followup and (asks_price(inp.message) or asks_duration(inp.message))
+    topic_names = followups.topic_service(context, services_list()) if asks_fact else ()
     decision = question_decide(intent=intent.intent, message=inp.message, channel=channel, session=session,
-                               filters=inp.filters)
+                               filters=inp.filters, topic_names=topic_names)
     plan.retrieval, plan.facts = decision.retrieval, decision.facts
     if decision.refusal_reason:
         _refuse(plan, decision.refusal_reason)
@@ -440,18 +443,20 @@ class Decision:
 
 
 def question_decide(*, intent: str, message: str, channel: str, session: Session | None = None,
-                    filters: dict | Filters | None = None) -> Decision:
+                    filters: dict | Filters | None = None, topic_names: tuple[str, ...] = ()) -> Decision:
     """Retrieve for a question, add the structured facts and decide to answer or refuse (no LLM call).
 
-    The one decision of a chat turn's question and of the prompt assembly API.
+    The one decision of a chat turn's question and of the prompt assembly API. For a follow-up,
+    `topic_names` is the one service its topic was answered about (for a price or duration question that
+    names none).
     """
     # A price or duration question naming a service is answered from the facts whatever the intent.
-    facts_intent = facts_intent_for(intent=intent, message=message)
+    facts_intent = facts_intent_for(intent=intent, message=message, topic_names=topic_names)
     if facts_intent is None:
         retrieval = _fetch("other", message=message, channel=channel, session=session, filters=filters)
         return Decision(retrieval=retrieval, facts=None, refusal_reason=None if _relevant(retrieval)
                         else (retrieval.refusal_reason or "no_relevant_context"))
-    facts = facts_for(intent=facts_intent, message=message)
+    facts = facts_for(intent=facts_intent, message=message, topic_names=topic_names)
     # Retrieval never narrows by intent (inline or hybrid), so a misread intent cannot hide the answer.
     retrieval = _fetch(facts_intent, message=message, channel=channel, session=session, filters=filters)
     facts_beside_knowledge(facts, knowledge=_relevant(retrieval))

@@ -90,6 +90,43 @@ WORDS: dict[str, str] = {
     "nzuri": "good", "bora": "best", "haraka": "quick fast", "polepole": "slow gentle",
     "laini": "soft gentle light", "ngumu": "hard firm", "nguvu": "strong firm pressure",
     "peke": "only alone", "mchanganyiko": "mixed", "pamoja": "together",
+    # quantities and units (numbers themselves are read by language.swahili_numerals)
+    "lita": "litre litres", "kilo": "kg kilo", "kipande": "piece", "vipande": "pieces", "paketi": "packet pack",
+    "pakiti": "packet pack", "mfuko": "bag", "mifuko": "bags", "sanduku": "box", "chupa": "bottle",
+    "ukubwa": "size", "uzito": "weight", "urefu": "length height", "idadi": "number quantity",
+    # trades: repairs, building, plumbing, electrics
+    "fundi": "technician plumber electrician mechanic", "mafundi": "technicians", "kazi": "job work",
+    "tengeneza": "repair fix", "kutengeneza": "repair fix", "rekebisha": "repair fix",
+    "kurekebisha": "repair fix", "ukarabati": "repair renovation", "haribika": "broken damaged",
+    "imeharibika": "broken damaged", "vunjika": "broken cracked", "imevunjika": "broken cracked",
+    "kuvuja": "leak leaking", "inavuja": "leak leaking", "uvujaji": "leak leakage", "bomba": "pipe tap",
+    "mabomba": "pipes plumbing", "tanki": "tank", "tangi": "tank", "dirisha": "window", "madirisha": "windows",
+    "paa": "roof", "ukuta": "wall", "kuta": "walls", "sakafu": "floor", "nyumba": "house home",
+    "nyumbani": "home at home house", "ofisini": "office", "dukani": "shop store",
+    "soketi": "socket", "swichi": "switch", "waya": "wire wiring", "nyaya": "wires wiring",
+    "taa": "light lights lamp", "betri": "battery", "mabetri": "batteries", "sola": "solar",
+    "paneli": "panel panels", "jiko": "cooker stove kitchen", "pasi": "iron ironing", "friji": "fridge",
+    "injini": "engine", "tairi": "tyre tyres", "magurudumu": "wheels",
+    # shops, orders and delivery
+    "duka": "shop store", "bidhaa": "products goods items", "stoo": "stock store",
+    "kuletewa": "delivery delivered", "kusafirisha": "delivery shipping", "usafirishaji": "delivery shipping",
+    "agizo": "order", "maagizo": "orders instructions", "jumla": "wholesale total", "rejareja": "retail",
+    # clothes and cleaning
+    "suti": "suit suits", "koti": "coat jacket", "makoti": "coats jackets", "gauni": "dress gown",
+    "magauni": "dresses gowns", "shati": "shirt", "mashati": "shirts", "suruali": "trousers",
+    "pazia": "curtain curtains", "mapazia": "curtains", "zulia": "carpet rug", "mazulia": "carpets rugs",
+    "blanketi": "blanket blankets", "mashuka": "sheets bedsheets",
+    "kufua": "wash laundry", "kufuliwa": "washed laundry", "doa": "stain", "madoa": "stains",
+    "zipu": "zip zipper", "kushona": "sew stitch alterations",
+    # animals and their care
+    "mnyama": "animal pet", "wanyama": "animals pets", "mbwa": "dog dogs", "mbuzi": "goat",
+    "ngombe": "cow cattle", "kuku": "chicken poultry", "sungura": "rabbit", "ndege": "bird birds",
+    "chanjo": "vaccine vaccination", "kuchanja": "vaccinate vaccination", "minyoo": "worms deworming",
+    "kupe": "ticks", "viroboto": "fleas", "mifugo": "livestock",
+    # learning
+    "kozi": "course", "somo": "lesson", "masomo": "lessons", "mwalimu": "instructor teacher",
+    "walimu": "instructors teachers", "mtihani": "test exam", "mitihani": "tests exams", "leseni": "licence",
+    "darasa": "class classroom", "cheti": "certificate",
 }
 
 ROOTS: dict[str, str] = {

@@ -114,9 +114,57 @@ def _translate(word: str) -> str | None:
     return None
 
 
+# Swahili numerals with their noun-class forms ("vipande vitatu", "watoto wawili"). "moja" (also "single",
+# "one by one") and "pili" ("second") are read only after a multiplier ("elfu moja" = 1,000).
+_SW_UNITS = {
+    "mbili": 2, "wawili": 2, "viwili": 2, "tatu": 3, "watatu": 3, "vitatu": 3, "nne": 4, "wanne": 4,
+    "vinne": 4, "tano": 5, "watano": 5, "vitano": 5, "sita": 6, "saba": 7, "nane": 8, "wanane": 8, "vinane": 8,
+    "tisa": 9, "kumi": 10, "ishirini": 20, "thelathini": 30, "arobaini": 40, "hamsini": 50, "sitini": 60,
+    "sabini": 70, "themanini": 80, "tisini": 90,
+}
+_SW_AFTER_MULTIPLIER = {"moja": 1, "mmoja": 1, "kimoja": 1}
+# Multipliers come before what they multiply: "elfu kumi" = 10,000, "mia tano" = 500.
+_SW_MULTIPLIERS = {"mia": 100, "elfu": 1000, "laki": 100_000, "milioni": 1_000_000}
+
+
+def swahili_numerals(text: str) -> str:
+    """Swahili number words as digits ("lita elfu kumi" -> "lita 10000", "kumi na tano" -> "15"), so a
+    quantity reads like one written in figures. Other words are returned lower-cased as tokens."""
+    words = tokens(text)
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        if words[i] not in _SW_UNITS and words[i] not in _SW_MULTIPLIERS:
+            out.append(words[i])
+            i += 1
+            continue
+        total, multiplier, value, j = 0, 0, 0, i
+        while j < len(words):
+            word = words[j]
+            if word in _SW_MULTIPLIERS:
+                total += multiplier * (value or 1) if multiplier else value
+                multiplier, value = _SW_MULTIPLIERS[word], 0
+            elif word in _SW_UNITS or (multiplier and word in _SW_AFTER_MULTIPLIER):
+                value += _SW_UNITS.get(word) or _SW_AFTER_MULTIPLIER[word]
+            elif word == "na" and j + 1 < len(words) and words[j + 1] in _SW_UNITS:
+                # "mia tano na hamsini" = 500 + 50, but "elfu kumi na tano" = (10 + 5) thousand.
+                joins_multiplicand = multiplier >= 1000 and value % 10 == 0 and _SW_UNITS[words[j + 1]] < 10
+                if multiplier and not joins_multiplicand:
+                    total += multiplier * (value or 1)
+                    multiplier, value = 0, 0
+            else:
+                break
+            j += 1
+        total += multiplier * (value or 1) if multiplier else value
+        out.append(str(total))
+        i = j
+    return " ".join(out)
+
+
 def expand_swahili(text: str) -> Expansion:
     """Translate the Swahili words of `text` with the glossary; keep loanwords and English words."""
     result = Expansion()
+    text = swahili_numerals(text)
     lowered = " ".join(tokens(text))
     for phrase, english in glossary_sw.ROOTS.items():
         if " " in phrase and phrase in lowered:

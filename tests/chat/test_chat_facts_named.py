@@ -32,6 +32,10 @@ SALON = [
     _fact("Power Bank (10,000 mAh)", "2200", None, "Charges a phone three times."),
     _fact("Hybrid Inverter 3 kVA", "65000", None),
     _fact("Hybrid Inverter 5 kVA", "98000", None),
+    _fact("Water Tank Cleaning (up to 5,000 Litres)", "5500", 180),
+    _fact("Water Tank Cleaning (5,001 to 10,000 Litres)", "8000", 240),
+    _fact("Suit Dry Cleaning (2-piece)", "700", 1440),
+    _fact("Suit Dry Cleaning (3-piece)", "900", 1440),
 ]
 
 
@@ -46,6 +50,10 @@ SALON = [
     ("How much is the 5kva inverter?", ["Hybrid Inverter 5 kVA"]),
     ("How much are your inverters?", ["Hybrid Inverter 3 kVA", "Hybrid Inverter 5 kVA"]),
     ("Bei ya screen protector ni ngapi?", ["Tempered Glass Screen Protector", "Privacy Screen Protector"]),
+    # Swahili numbers read as figures, inside the owner's ranges
+    ("Bei ya kusafisha tanki la lita elfu kumi ni ngapi?", ["Water Tank Cleaning (5,001 to 10,000 Litres)"]),
+    ("Bei ya kusafisha tanki la lita elfu tatu ni ngapi?", ["Water Tank Cleaning (up to 5,000 Litres)"]),
+    ("Bei ya suti ya vipande vitatu ni ngapi?", ["Suit Dry Cleaning (3-piece)"]),
 ])
 def test_a_named_service_is_found_in_any_form(question, expected):
     assert named_services(question, SALON) == expected

@@ -10,6 +10,7 @@ import pytest
 from chat_http import ask
 from chat_llm import anthropic_message, openai_completion
 from conversations import followups
+from conversations.facts import ServiceFact
 from conversations.models import HandoffRequest, Turn
 from conversations.prompting import load_prompt_template
 
@@ -44,6 +45,30 @@ def test_how_much_is_it_after_a_service_question_prices_that_service(chat):
     assert second["refusal_reason"] is None
     assert "Signature Aura Facial: KES 6,000" in second["answer"]
     assert "Swedish" not in second["answer"]  # not the whole price list
+
+
+def test_how_much_is_it_prices_the_service_the_last_answer_named(chat):
+    # The first question names no row ("facial for sensitive skin"); the snippet that answers it says
+    # "Signature Aura Facial", so that is what "it" costs.
+    first, second = ask(chat, "Is there a facial for sensitive skin?", "how much is it?")
+    assert cited(first) == ["signature_facial_details"]
+    assert second["refusal_reason"] is None and "facts:services" in cited(second)
+    assert "Signature Aura Facial: KES 6,000" in second["answer"]
+    assert "Swedish" not in second["answer"]
+
+
+def test_an_answer_naming_no_single_row_gives_no_topic_service():
+    services = [ServiceFact(name=name, description="", duration_minutes=60, price="1", currency="KES",
+                            price_text="KES 1") for name in ("Hot Stone Massage", "Deep Tissue Massage")]
+    both = followups.SessionContext(turns=(followups.PriorTurn(
+        message="Which massages help back pain?", answer="The Hot Stone Massage and the Deep Tissue Massage.",
+        intent="services", read_as="Which massages help back pain?", refused=False, handoff_id=None),))
+    assert followups.topic_service(both, services) == ()
+    # Words shared with a name ("stone") are not the name.
+    neither = followups.SessionContext(turns=(followups.PriorTurn(
+        message="Do you use stones?", answer="We heat the stones to 50 degrees.", intent="services",
+        read_as="Do you use stones?", refused=False, handoff_id=None),))
+    assert followups.topic_service(neither, services) == ()
 
 
 def test_a_question_that_stands_alone_is_read_alone(chat):
@@ -84,6 +109,11 @@ def test_a_number_inside_a_named_range_picks_that_row():
     names = ["iPhone Screen Replacement (iPhone X to 11)", "iPhone Screen Replacement (iPhone 12 to 15)"]
     assert followups.narrow_to_message(names, message="and for the iPhone 13?") == [names[1]]
     assert followups.narrow_to_message(names, message="how much is it?") == names
+
+
+def test_a_swahili_number_picks_its_row():
+    names = ["Suit Dry Cleaning (2-piece)", "Suit Dry Cleaning (3-piece)"]
+    assert followups.narrow_to_message(names, message="na ya vipande vitatu je?") == [names[1]]
 
 
 # ----------------------------------------------------------------------------- a contact for a hand-off

@@ -5,7 +5,7 @@ import pytest
 from retrieval_kb import kb, mode  # noqa: F401 (fixtures)
 
 from knowledge.retrieval import fetch_snippets
-from knowledge.retrieval.language import detect_language, expand_swahili
+from knowledge.retrieval.language import detect_language, expand_swahili, swahili_numerals
 from knowledge.retrieval.relevance import MODEL_PATH, load_model
 
 
@@ -54,3 +54,18 @@ def test_an_off_topic_question_is_refused_and_a_covered_one_answered(kb, mode):
     refused = fetch_snippets("other", query="What is the capital city of Mongolia?", channel="chat")
     assert refused.refusal_reason == "no_relevant_context"
     assert refused.relevance < load_model()["threshold"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("na ya vipande vitatu je?", "na ya vipande 3 je"),
+    ("tanki la lita elfu kumi", "tanki la lita 10000"),
+    ("mia tano na hamsini", "550"),  # 500 + 50
+    ("kumi na tano", "15"),
+    ("elfu kumi na tano", "15000"),  # (10 + 5) thousand
+    ("elfu mbili mia tano", "2500"),
+    ("elfu moja", "1000"),
+    ("nguo moja moja", "nguo moja moja"),  # "one by one", not a quantity
+    ("watoto wawili", "watoto 2"),
+])
+def test_swahili_numbers_are_read_as_figures(text, expected):
+    assert swahili_numerals(text) == expected
