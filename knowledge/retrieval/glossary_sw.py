@@ -95,7 +95,6 @@ WORDS: dict[str, str] = {
     "pakiti": "packet pack", "mfuko": "bag", "mifuko": "bags", "sanduku": "box", "chupa": "bottle",
     "ukubwa": "size", "uzito": "weight", "urefu": "length height", "idadi": "number quantity",
     # trades: repairs, building, plumbing, electrics
-    "fundi": "technician plumber electrician mechanic", "mafundi": "technicians", "kazi": "job work",
     "tengeneza": "repair fix", "kutengeneza": "repair fix", "rekebisha": "repair fix",
     "kurekebisha": "repair fix", "ukarabati": "repair renovation", "haribika": "broken damaged",
     "imeharibika": "broken damaged", "vunjika": "broken cracked", "imevunjika": "broken cracked",
