@@ -371,6 +371,11 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
     # Swahili rules decide alone (retrieval embeds its own English expansion of the question).
     embed = language != "sw"
     embedding_ms = 0.0
+    # A follow-up that says what it asks ("can the driver come that day?") has its own intent: only its own
+    # words are classified (one classifier call, not one for the joined text too); retrieval still reads
+    # the topic. A bare "what about Sunday?" takes the intent of the text joined to its topic.
+    own_question = reading.followup and followups.asks_its_own_question(raw.message)
+    classified = raw.message if own_question else inp.message
     if trivial:
         intent = intents.classify(inp.message, embed=False)
         if intent.intent not in intents.SMALL_TALK_INTENTS:
@@ -378,14 +383,11 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
             # search, never a refusal.
             intent = intents.IntentResult(intent="thanks", confidence=0.6, source="trivial")
     elif offline:
-        intent, embedding_ms = intent_classify_offline(inp.message, language=language)
+        intent, embedding_ms = intent_classify_offline(classified, language=language)
     else:
-        intent = intent_classify(message=inp.message, embed=embed)
-    if reading.followup and followups.asks_its_own_question(raw.message):
-        # It says what it asks ("can the driver come that day?"): its own intent; retrieval still reads the topic.
-        intent = _own_intent(raw.message, embed=embed, offline=offline)
-    if reading.followup and intent.intent in intents.ACTION_INTENTS and intent.intent not in intents.rule_scores(
-            raw.message):
+        intent = intent_classify(message=classified, embed=embed)
+    if reading.followup and not own_question and intent.intent in intents.ACTION_INTENTS and (
+            intent.intent not in intents.rule_scores(raw.message)):
         # A booking, cancellation or reschedule is asked for in so many words, never inherited from the topic.
         intent = _own_intent(raw.message, embed=embed, offline=offline)
     plan = _Plan(started=started, session=session, message=raw.message, channel=channel, language=language,

@@ -197,6 +197,21 @@ def test_anthropic_gets_the_recent_turns_as_data_and_the_same_system_message(cha
     assert json.loads(_section(opening["messages"][0]["content"], "recent_turns")) == []
 
 
+def test_a_follow_up_that_says_what_it_asks_is_classified_once_from_its_own_words(chat, llm):
+    server = llm("anthropic")
+    server.replies = [anthropic_message('{"intent": "services"}'),
+                      anthropic_message("Hot Stone Massage costs KES 7,500 [1]."),
+                      anthropic_message('{"intent": "other"}'),
+                      anthropic_message("We accept M-Pesa [1].")]
+    _, second = ask(chat, "How much is the hot stone massage?", "and can I pay for it with M-Pesa?")
+    assert second["answer"] == "We accept M-Pesa [1]."
+    assert len(server.requests) == 4  # one paid intent call per turn, not one for the joined text too
+    intent_call = server.body(2)["messages"][0]["content"]
+    assert _section(intent_call, "customer_message") == "and can I pay for it with M-Pesa?"
+    turn = Turn.objects.get(public_id=second["turn_id"])
+    assert turn.intent == "other" and turn.meta["followup"]["reasons"] == ["continues", "points_back"]
+
+
 def test_openai_gets_the_recent_turns_in_the_user_message_only(chat, llm):
     server = llm("openai")
     server.replies = [openai_completion('{"intent":"other"}'),
