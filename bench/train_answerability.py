@@ -8,7 +8,11 @@ Pairs come from the cached runs of bench/unseen_data.py, only from TRAIN_FOLDS, 
 one window of a snippet (bench.answerability.best_window): an answerable question's relevant
 snippets are positives; the best-ranked other snippets, and each relevant snippet with the sentence that
 shares most words with the question taken out (a near miss inside one long snippet), are negatives; a
-labelled or synthetic near miss's best-ranked snippets are negatives. Fold 2 is kept out: the refusal
+labelled or synthetic near miss's best-ranked snippets are negatives; and generic off-topic requests
+(CLINC150's in-scope `train` split only, never the `oos_*` splits the bench's generic questions are drawn
+from; see `generic_questions`) paired with the business's nearest snippet (MiniLM cosine) are negatives too,
+about GENERIC_PER_ANSWERABLE per answerable question, a third of them as the bag of English words a Swahili
+question's glossary rendering gives. Fold 2 is kept out: the refusal
 model's second stage is fitted there (bench/fit_refusal.py), and the score's AUC there is what it does on
 businesses it never saw; folds 3-4 are only reported.
 
@@ -39,6 +43,28 @@ EPOCHS = 2
 WRITTEN_WEIGHT = 3.0  # the written businesses are the closest to the ones the product serves
 BATCH = 16
 SEED = 7
+GENERIC_PER_ANSWERABLE = 0.5  # generic off-topic negatives per answerable question of a business
+GENERIC_AS_WORDS = 1 / 3  # share of them given as a bare word list (how a Swahili question reaches the model)
+CLINC_PATH = common.EVAL_DIR / "public" / "raw" / "clinc150" / "data_full.json.gz"
+CLINC_SPLIT = "train"  # in-scope requests; the evaluated generic questions come from oos_train/oos_val/oos_test
+# CLINC domains and intents a business might answer (a bakery's recipes, a driving school's cars, a clinic's
+# insurance, a phone shop's phones, bookings and orders), and chit-chat the product handles elsewhere.
+CLINC_SKIP_DOMAINS = {"kitchen_and_dining", "travel", "auto_and_commute", "small_talk", "meta"}
+CLINC_SKIP_INTENTS = {"insurance", "insurance_change", "find_phone", "make_call", "text", "share_location",
+                      "order", "order_status", "shopping_list", "shopping_list_update", "calendar",
+                      "calendar_update", "meeting_schedule", "schedule_meeting", "reminder", "reminder_update",
+                      "todo_list", "todo_list_update", "smart_home"}
+# Words that could make a request in-scope for some business here (the public set's own filters, widened to
+# the written businesses' trades).
+CLINC_BLOCK = (
+    r"\b(hotels?|rooms?|restaurants?|food|eat|menu|dinner|lunch|breakfast|reserv\w*|book\w*|trains?|taxis?|"
+    r"cabs?|uber|ride|tickets?|stations?|park\w*|wi-?fi|internet|pets?|dogs?|cats?|animals?|smok\w*|check ?in|"
+    r"check ?out|pay\w*|cards?|cash|refund|cancel\w*|travel\w*|trip|flights?|bike|luggage|bags?|pool|gym|"
+    r"wheelchair|drinks?|alcohol|beer|wine|vegan|vegetarian|e-?mails?|mail|google|apps?|online|web\w*|"
+    r"appointments?|open\w*|hours?|price\w*|cost\w*|deliver\w*|repair\w*|fix\w*|phones?|screen|battery|"
+    r"clean\w*|wash\w*|laundry|dry|plumb\w*|pipes?|leak\w*|water|toilet|solar|panels?|electric\w*|power|"
+    r"vet\w*|spa|massage|bak\w*|cakes?|bread|lessons?|driv\w*|cars?|licen[cs]e|tests?|doctor|health\w*|"
+    r"pain|injur\w*|therap\w*|buy\w*|order\w*|ship\w*|warranty|discount)\b")
 
 
 def by_similarity(pool) -> list:
@@ -89,6 +115,75 @@ def pairs_for(runs, *, deletions: bool = True) -> list[tuple[str, str, int, str]
         negatives = [c for c in by_similarity(run.pool) if c.key not in run.relevant][:NEGATIVES_PER_RUN]
         for candidate in negatives:
             add(best_window(run.embedding_text, candidate.title, candidate.body), 0)
+    return out
+
+
+def generic_questions(evaluated: set[str]) -> list[str]:
+    """CLINC150 in-scope `train` requests no business here could answer, none of them an evaluated question."""
+    import gzip
+    import re
+
+    data = json.loads(gzip.open(CLINC_PATH).read())
+    domains = json.loads((CLINC_PATH.parent / "domains.json").read_text())
+    skip = set(CLINC_SKIP_INTENTS) | {i for d in CLINC_SKIP_DOMAINS for i in domains[d]}
+    block = re.compile(CLINC_BLOCK, re.I)
+    out = sorted({text for text, intent in data[CLINC_SPLIT] if intent not in skip and not block.search(text)})
+    evaluated_lower = {t.strip().lower() for t in evaluated}
+    assert not evaluated_lower & {t.lower() for t in out}, "a generic training request is an evaluated question"
+    return out
+
+
+def as_words(text: str) -> str:
+    """A request as the bag of salient English words a Swahili question's glossary rendering produces."""
+    from knowledge.retrieval.relevance import content_words, salient_words
+
+    return " ".join(salient_words(content_words(text))) or text
+
+
+def generic_pairs(train_runs, evaluated: set[str]) -> list[tuple[str, str, int, str]]:
+    """(request, nearest snippet's window, 0, business): generic off-topic negatives for each training business.
+
+    The snippet is the business's closest by MiniLM cosine (the snippets any of its runs retrieved), the one
+    retrieval would put first for an off-topic request; its window is chosen as at inference.
+    """
+    import numpy as np
+
+    from bench.answerability import best_window
+    from knowledge.embeddings import embed_texts
+    from knowledge.retrieval.pipeline import prepare_query
+    from knowledge.services import embedding_text
+
+    rng = random.Random(SEED + 1)
+    pool = generic_questions(evaluated)
+    rng.shuffle(pool)
+    snippets: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
+    answerable = defaultdict(int)
+    for run in train_runs:
+        answerable[run.business] += run.answerable
+        for candidate in run.pool:
+            snippets[run.business].setdefault(candidate.key, (candidate.title, candidate.body))
+    chosen: list[tuple[str, str]] = []  # (business, request)
+    cursor = 0
+    for business in sorted(snippets):
+        n = max(1, round(GENERIC_PER_ANSWERABLE * answerable[business]))
+        for _ in range(n):
+            text = pool[cursor % len(pool)]
+            cursor += 1
+            chosen.append((business, as_words(text) if rng.random() < GENERIC_AS_WORDS else text))
+    print(f"generic negatives: {len(chosen)} from {len(pool)} CLINC150 '{CLINC_SPLIT}' requests "
+          f"({min(cursor, len(pool))} used) for {len(snippets)} businesses", flush=True)
+    texts = [prepare_query(text).embedding_text for _b, text in chosen]
+    question_vectors = np.array(embed_texts(texts))
+    out = []
+    for business in sorted(snippets):
+        keys = sorted(snippets[business])
+        vectors = np.array(embed_texts([embedding_text(title=snippets[business][k][0], body=snippets[business][k][1])
+                                        for k in keys]))
+        for i, (owner, _text) in enumerate(chosen):
+            if owner != business:
+                continue
+            title, body = snippets[business][keys[int(np.argmax(vectors @ question_vectors[i]))]]
+            out.append((texts[i], best_window(texts[i], title, body), 0, business))
     return out
 
 
@@ -188,6 +283,17 @@ def evaluate(runs, scorer) -> None:
         rows.append((run, max(scores), scores[0]))
     elapsed = time.perf_counter() - started
     print(f"scored {len(runs)} runs in {elapsed:.0f} s ({1000 * elapsed / max(len(runs), 1):.1f} ms per run)")
+    timings = []
+    for run in runs[:300]:
+        top = by_similarity(run.pool)[:1]
+        if not top:
+            continue
+        window = best_window(run.embedding_text, top[0].title, top[0].body)
+        t0 = time.perf_counter()
+        scorer.score_pairs(run.embedding_text, [window])
+        timings.append(1000 * (time.perf_counter() - t0))
+    print(f"one pair (window chosen beforehand), {len(timings)} runs: p50 {common.percentile(timings, 50):.1f} ms, "
+          f"p95 {common.percentile(timings, 95):.1f} ms")
     table_rows = []
     for label, keep in (("all", lambda r: True), ("written", lambda r: r.dataset in ("own", "dev")),
                         ("public", lambda r: r.dataset == "public"), ("english", lambda r: r.language == "en"),
@@ -208,6 +314,7 @@ def main() -> int:
     parser.add_argument("--epochs", type=int, default=EPOCHS)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--limit", type=int, default=0, help="train on at most this many pairs (a quick try)")
+    parser.add_argument("--no-generic", action="store_true", help="no generic off-topic negatives (the second try)")
     args = parser.parse_args()
     common.setup_django(migrate=False)
     from bench.answerability import WEIGHTS_PATH, Reader
@@ -215,7 +322,14 @@ def main() -> int:
     runs = unseen_data.load_runs()
     if not args.eval:
         train_runs = [r for r in runs if r.fold in TRAIN_FOLDS]
+        started = time.perf_counter()
         pairs = pairs_for(train_runs)
+        if not args.no_generic:
+            evaluated = {r.text for r in runs if r.unanswerable_kind == "generic"}
+            generic = generic_pairs(train_runs, evaluated)
+            for question, window, _label, business in generic[:5]:
+                print(f"  e.g. {business}: {question!r} -> {window[:90]!r}")
+            pairs += generic
         random.Random(SEED).shuffle(pairs)
         if args.limit:
             pairs = pairs[:args.limit]
@@ -225,7 +339,9 @@ def main() -> int:
         model = train(pairs, layers=args.layers, epochs=args.epochs, threads=args.threads, written=written)
         save(model, WEIGHTS_PATH, {
             "layers": args.layers, "folds": list(TRAIN_FOLDS), "pairs": len(pairs), "epochs": args.epochs,
+            "generic_negatives": 0 if args.no_generic else len(generic),
             "source": "bench/train_answerability.py from the shipped all-MiniLM-L6-v2"})
+        print(f"trained in {(time.perf_counter() - started) / 60:.1f} min (pairs built and model fitted)")
         print(f"wrote {WEIGHTS_PATH.relative_to(common.ROOT)} ({WEIGHTS_PATH.stat().st_size / 1e6:.1f} MB)")
     evaluate([r for r in runs if r.fold == HOLDOUT_FOLD], Reader(WEIGHTS_PATH))
     return 0
