@@ -594,14 +594,17 @@ def services_asked(message: str, services: list[ServiceFact], *, topic_names: tu
     return named
 
 
-def facts_intent_for(*, intent: str, message: str, topic_names: tuple[str, ...] = ()) -> str | None:
+def facts_intent_for(*, intent: str, message: str, topic_names: tuple[str, ...] = (),
+                     services: list[ServiceFact] | None = None) -> str | None:
     """Which facts a turn is answered from: `services`, `hours` or none.
 
     A price or duration question that names a service or product is a services question whatever the
     intent classifier said ("how much are box braids?" read as `other` must still get the price).
+    `services`: the list when the caller has read it already (else it is read here, only if needed).
     """
     asks_fact = intent in ("hours", "other") and (asks_price(message) or asks_duration(message))
-    if asks_fact and services_asked(message, services_list(), topic_names=topic_names):
+    if asks_fact and services_asked(message, services if services is not None else services_list(),
+                                    topic_names=topic_names):
         return "services"
     return intent if intent in ("services", "hours") else None
 
@@ -614,14 +617,15 @@ def _hours_topic(message: str, asked: list[tuple[date, str]]) -> list[str]:
             and w not in _MONTH_LOOKUP and w not in _RELATIVE_WORDS and w not in _WEEKEND_WORDS]
 
 
-def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_names: tuple[str, ...] = ()) -> Facts:
+def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_names: tuple[str, ...] = (),
+              services: list[ServiceFact] | None = None) -> Facts:
     """The facts a `services` or `hours` turn may quote: matched services, asked-about days, the week."""
     tenant = getattr(connection, "tenant", None)
     zone = tenant_zone()
     today = tenant_today(now=now)
     facts = Facts(timezone=str(zone), today=today, currency=getattr(tenant, "currency", "KES") or "KES")
     if intent == "services":
-        services = services_list()
+        services = services if services is not None else services_list()
         facts.matched_services = services_asked(message, services, topic_names=topic_names)
         listing = not facts.matched_services and asks_for_listing(message)
         # The list only answers a question about a named service or about the menu as a whole;

@@ -23,9 +23,9 @@ from django.utils import timezone
 from conversations.facts import Facts, ServiceFact, resolve_dates
 from conversations.handoffs import CONTACT_PATTERNS, extract_contacts
 from conversations.i18n import detect_language
-from knowledge.retrieval.language import swahili_numerals
 from conversations.models import HandoffRequest, Session, Turn
 from knowledge.models import SnippetVersion
+from knowledge.retrieval.language import swahili_numerals
 
 RECENT_TURNS = 3  # what an LLM sees of the conversation, and how far back a topic or a pending hand-off is
 TOPIC_MAX_AGE = timedelta(hours=2)  # an "and on Sunday?" after a long silence starts a new topic
@@ -138,9 +138,7 @@ def session_context(*, session: Session, now=None) -> SessionContext:
 
 def _cited_snippets(citations) -> tuple[tuple[str, int], ...]:
     """The snippet versions a stored answer cited (facts rows and document chunks are not snippets)."""
-    return tuple((c["key"], c["version"]) for c in (citations or [])
-                 if isinstance(c, dict) and c.get("source", "snippet") == "snippet" and c.get("key")
-                 and isinstance(c.get("version"), int))
+    return tuple((c["key"], c["version"]) for c in citations or () if c.get("source") == "snippet")
 
 
 # ----------------------------------------------------------------------------- elliptical questions

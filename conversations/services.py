@@ -412,9 +412,10 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
 
     # "bei yake ni ngapi?" after an answer about one service: that service's row (looked up only then).
     asks_fact = reading.followup and (asks_price(inp.message) or asks_duration(inp.message))
-    topic_names = followups.topic_service(context, services_list()) if asks_fact else ()
+    services = services_list() if asks_fact else None
+    topic_names = followups.topic_service(context, services) if asks_fact else ()
     decision = question_decide(intent=intent.intent, message=inp.message, channel=channel, session=session,
-                               filters=inp.filters, topic_names=topic_names)
+                               filters=inp.filters, topic_names=topic_names, services=services)
     plan.retrieval, plan.facts = decision.retrieval, decision.facts
     if decision.refusal_reason:
         _refuse(plan, decision.refusal_reason)
@@ -445,20 +446,21 @@ class Decision:
 
 
 def question_decide(*, intent: str, message: str, channel: str, session: Session | None = None,
-                    filters: dict | Filters | None = None, topic_names: tuple[str, ...] = ()) -> Decision:
+                    filters: dict | Filters | None = None, topic_names: tuple[str, ...] = (),
+                    services: list | None = None) -> Decision:
     """Retrieve for a question, add the structured facts and decide to answer or refuse (no LLM call).
 
     The one decision of a chat turn's question and of the prompt assembly API. For a follow-up,
     `topic_names` is the one service its topic was answered about (for a price or duration question that
-    names none).
+    names none). `services`: the services list when the caller has read it (else read where needed).
     """
     # A price or duration question naming a service is answered from the facts whatever the intent.
-    facts_intent = facts_intent_for(intent=intent, message=message, topic_names=topic_names)
+    facts_intent = facts_intent_for(intent=intent, message=message, topic_names=topic_names, services=services)
     if facts_intent is None:
         retrieval = _fetch("other", message=message, channel=channel, session=session, filters=filters)
         return Decision(retrieval=retrieval, facts=None, refusal_reason=None if _relevant(retrieval)
                         else (retrieval.refusal_reason or "no_relevant_context"))
-    facts = facts_for(intent=facts_intent, message=message, topic_names=topic_names)
+    facts = facts_for(intent=facts_intent, message=message, topic_names=topic_names, services=services)
     # Retrieval never narrows by intent (inline or hybrid), so a misread intent cannot hide the answer.
     retrieval = _fetch(facts_intent, message=message, channel=channel, session=session, filters=filters)
     facts_beside_knowledge(facts, knowledge=_relevant(retrieval))
