@@ -95,6 +95,7 @@ class TenantData:
     snippets: list[dict] = field(default_factory=list)  # public JSON snippets (key already mapped)
     queries: list[Query] = field(default_factory=list)
     key_to_label: dict[str, str] = field(default_factory=dict)  # product key -> label id in the eval file
+    fold: int | None = None  # a written business's fold when its eval file names one (bench/unseen_data.py)
 
 
 # Kinds with no retrieval label: answered from structured facts, skipped as trivial, or

@@ -67,6 +67,7 @@ def load_own_businesses() -> list[TenantData]:
         for item in evaluation.get("unanswerable", []):
             tenant.queries.append(Query(text=item["text"], relevant=frozenset(), language=item.get("language", "en"),
                                         kind="unanswerable", unanswerable_kind="in_domain"))
+        tenant.fold = evaluation.get("fold")
         tenants.append(tenant)
     return tenants
 
@@ -78,10 +79,15 @@ def all_businesses() -> list[TenantData]:
 
 def assign_folds(businesses: list[TenantData]) -> dict[str, int]:
     """Business schema -> fold. Written businesses (the development tenant first) are dealt round-robin so
-    every fold has some; public ones by a hash of their name. The development tenant lands in fold 0."""
-    folds: dict[str, int] = {}
+    every fold has some; public ones by a hash of their name. The development tenant lands in fold 0.
+
+    A written business whose eval file names its `fold` goes there and is left out of the deal: businesses
+    written later join the choosing folds without moving the first ones (whose folds earlier figures used).
+    """
+    folds: dict[str, int] = {b.schema: int(b.fold) for b in businesses if getattr(b, "fold", None) is not None}
     written = [b for b in businesses if b.dataset == "dev"] + sorted(
-        (b for b in businesses if b.dataset == "own"), key=lambda b: hashlib.sha1(b.schema.encode()).hexdigest())
+        (b for b in businesses if b.dataset == "own" and b.schema not in folds),
+        key=lambda b: hashlib.sha1(b.schema.encode()).hexdigest())
     for index, business in enumerate(written):
         folds[business.schema] = index % N_FOLDS
     for business in businesses:
