@@ -99,7 +99,7 @@ def out_of_fold(rows, runs, names) -> tuple[list[float], list]:
 # ----------------------------------------------------------------------------- report
 def spot(model, stage) -> None:
     """SPOT_QUESTIONS asked of the development tenant (aria_spa) through the product's retrieval, both stages."""
-    from bench.answerability import WEIGHTS_PATH, second_stage
+    from bench.answerability import WEIGHTS_PATH
     from bench.common import Query, load_dev_tenant
     from knowledge.retrieval.relevance import probability
 
@@ -110,12 +110,12 @@ def spot(model, stage) -> None:
     ce = answerability_scores(runs, WEIGHTS_PATH)
     for run, row, c in zip(runs, rows, ce):
         p = probability(row, model)
-        both = second_stage(p, c, stage)
+        both = staged_probability(p, c, stage, model["threshold"])
         refused_first = p < model["threshold"]
         refused = p < stage["first_threshold"] or both < stage["threshold"]
         print(f"spot {run.text!r} (model reads {run.embedding_text!r}; top {run.pool[0].key if run.pool else None}): "
               f"first stage {p:.3f} (cut {model['threshold']}, {'refused' if refused_first else 'answered'}), "
-              f"cross-encoder {c:.3f}, both {both:.3f} (cut {stage['threshold']}, first-stage veto "
+              f"cross-encoder {'-' if c is None else f'{c:.3f}'}, both {both:.3f} (cut {stage['threshold']}, first-stage veto "
               f"{stage['first_threshold']}) -> {'REFUSED' if refused else 'ANSWERED'}")
 
 
@@ -128,9 +128,18 @@ def answerability_scores(runs, path) -> list[float]:
     out = []
     for run in runs:
         top = by_similarity(run.pool)[:1]
-        score = scorer.score(run.embedding_text, top[0].title, top[0].body) if top else None
-        out.append(score if score is not None else 0.0)
+        out.append(scorer.score(run.embedding_text, top[0].title, top[0].body) if top else None)
     return out
+
+
+def staged_probability(first: float, ce: float | None, stage: dict, first_cut: float) -> float:
+    """The second stage's probability; where the cross-encoder read nothing (a Swahili window), 1 or 0 as
+    the first stage alone decides at its own cut, so either way one cut decides."""
+    from bench.answerability import second_stage
+
+    if ce is None:
+        return 1.0 if first >= first_cut else 0.0
+    return second_stage(first, ce, stage)
 
 
 def fit_stack(lr_scores, ce_scores, runs) -> dict:
@@ -140,10 +149,11 @@ def fit_stack(lr_scores, ce_scores, runs) -> dict:
 
     from bench.answerability import logit
 
-    X = np.array([[logit(a), logit(b)] for a, b in zip(lr_scores, ce_scores)])
-    y = np.array([1 if run.answerable else 0 for run in runs])
+    read = [i for i, score in enumerate(ce_scores) if score is not None]  # fitted where the cross-encoder read
+    X = np.array([[logit(lr_scores[i]), logit(ce_scores[i])] for i in read])
+    y = np.array([1 if runs[i].answerable else 0 for i in read])
     model = LogisticRegression(C=1.0, max_iter=1000)
-    model.fit(X, y, sample_weight=np.array(_weights(runs)) * len(runs))
+    model.fit(X, y, sample_weight=np.array(_weights([runs[i] for i in read])) * len(read))
     return {"coefficients": [float(c) for c in model.coef_[0]], "intercept": float(model.intercept_[0])}
 
 
@@ -191,7 +201,7 @@ def fit_second_stage(runs, rows, names) -> dict:
     The cross-encoder trains on folds 0-1 (bench/train_answerability.py); the first stage's probabilities
     for fold 2 come from the same logistic model fitted on folds 0-1 only, so both inputs are out of fold.
     """
-    from bench.answerability import WEIGHTS_PATH, second_stage
+    from bench.answerability import WEIGHTS_PATH
     from knowledge.retrieval.relevance import probability
 
     holdout = [i for i, run in enumerate(runs) if run.fold == HOLDOUT_FOLD]
@@ -201,7 +211,11 @@ def fit_second_stage(runs, rows, names) -> dict:
     first = [probability(rows[i], first_model) for i in holdout]
     ce = answerability_scores(held, WEIGHTS_PATH)
     stage = fit_stack(first, ce, held)
-    combined = [second_stage(f, c, stage) for f, c in zip(first, ce)]
+    first_cut = threshold_at(first, held, FALSE_REFUSAL_TARGET)
+    combined = [staged_probability(f, c, stage, first_cut) for f, c in zip(first, ce)]
+    print(f"  fold {HOLDOUT_FOLD}: the cross-encoder read {sum(c is not None for c in ce)} of {len(ce)} runs "
+          f"(the rest had a Swahili window at the top)")
+    ce = [0.5 if c is None else c for c in ce]  # for the AUCs below only
     stage["first_threshold"], stage["threshold"], _options = cascade_cuts(first, combined, held)
     labels = [1 if run.answerable else 0 for run in held]
     near = [i for i, run in enumerate(held) if run.answerable or run.unanswerable_kind in ("in_domain", "synthetic")]
@@ -223,6 +237,21 @@ def fit_second_stage(runs, rows, names) -> dict:
                        f"cross-encoder's, fitted and cut on fold {HOLDOUT_FOLD} (out of fold for both)")
     print(f"second stage: {stage}")
     return stage
+
+
+def _ship(model: dict, stage: dict) -> None:
+    """The second stage into the product: its coefficients and cuts in the model file, the weights beside it."""
+    import shutil
+
+    from bench.answerability import WEIGHTS_PATH
+    from knowledge.retrieval import answerability
+
+    model["second_stage"] = stage
+    MODEL_OUT.write_text(json.dumps(model, indent=2) + "\n")
+    shutil.copyfile(WEIGHTS_PATH, answerability.WEIGHTS_PATH)
+    print(f"shipped: second stage in {MODEL_OUT.relative_to(common.ROOT)}, weights "
+          f"{answerability.WEIGHTS_PATH.relative_to(common.ROOT)} "
+          f"({answerability.WEIGHTS_PATH.stat().st_size / 1e6:.1f} MB)")
 
 
 def refusal_rows(runs, refused: list[bool]) -> dict:
@@ -269,8 +298,17 @@ def main() -> int:
     parser.add_argument("--answerability", action="store_true",
                         help="also report the cross-encoder (bench/train_answerability.py) as a second stage "
                              "fitted on fold 2; it is never written to the model file")
+    parser.add_argument("--ship-answerability", action="store_true",
+                        help="with --answerability: write the second stage into the model file and copy the "
+                             "weights next to knowledge/retrieval/answerability.py")
+    parser.add_argument("--weights", type=Path, default=None,
+                        help="the cross-encoder's weights to read (default: bench/results/answerability.safetensors)")
     args = parser.parse_args()
     common.setup_django(migrate=False)
+    if args.weights:
+        import bench.answerability
+
+        bench.answerability.WEIGHTS_PATH = args.weights.resolve()
     from knowledge.retrieval.relevance import FEATURES, KEYWORD_FEATURES, load_model, probability
 
     runs = unseen_data.load_runs()
@@ -305,14 +343,17 @@ def main() -> int:
     first = [probability(rows[i], model) for i in range(len(runs))]
     tried = {}
     if args.answerability:
-        from bench.answerability import WEIGHTS_PATH, second_stage
+        from bench.answerability import WEIGHTS_PATH
 
         stage = fit_second_stage(runs, rows, names)
         ce = answerability_scores(runs, WEIGHTS_PATH)
         def staged(i):
-            return first[i] < stage["first_threshold"] or second_stage(first[i], ce[i], stage) < stage["threshold"]
+            return (first[i] < stage["first_threshold"]
+                    or staged_probability(first[i], ce[i], stage, model["threshold"]) < stage["threshold"])
 
         tried["tried: then the cross-encoder (second stage)"] = staged
+        if args.ship_answerability:
+            _ship(model, stage)
         fold_rows = []
         for fold in unseen_data.CHOOSE_FOLDS:
             subset = [i for i, run in enumerate(runs) if run.fold == fold]

@@ -187,12 +187,12 @@ def generic_pairs(train_runs, evaluated: set[str]) -> list[tuple[str, str, int, 
     return out
 
 
-def train(pairs, *, layers: int, epochs: int, threads: int, written: set[str]):
+def train(pairs, *, layers: int, epochs: int, threads: int, written: set[str], seed: int = SEED):
     import torch
 
     from bench.answerability import MAX_TOKENS, build
 
-    torch.manual_seed(SEED)
+    torch.manual_seed(seed)
     torch.set_num_threads(threads)
     model, tokenizer = build(None, layers=layers)
     for parameter in model.encoder.embeddings.parameters():
@@ -217,7 +217,7 @@ def train(pairs, *, layers: int, epochs: int, threads: int, written: set[str]):
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: min(1.0, (step + 1) / (0.06 * steps)) * max(0.0, 1 - step / steps))
     loss_fn = torch.nn.BCEWithLogitsLoss(reduction="none")
-    rng = random.Random(SEED)
+    rng = random.Random(seed)
     order = list(range(len(pairs)))
     step = 0
     started = time.perf_counter()
@@ -255,11 +255,25 @@ def train(pairs, *, layers: int, epochs: int, threads: int, written: set[str]):
 
 
 def save(model, path: Path, meta: dict) -> None:
+    from knowledge.retrieval.answerability import write_weights
+
+    write_weights(model, path, meta)
+
+
+def soup(paths: list[Path], out: Path) -> None:
+    """Average the weights of several trainings (same start, other seeds) into one model of the same size.
+
+    Fine-tunings from the same pre-trained start stay in one basin, so their average reads like their
+    ensemble at the cost of one model: what it says about a pair depends less on one training's luck.
+    """
+    from bench.answerability import _read
     from safetensors.torch import save_file
 
-    state = {k: v.detach().half().contiguous() for k, v in model.state_dict().items()
-             if not k.startswith("encoder.embeddings.") and "pooler" not in k}
-    save_file(state, str(path), metadata={"ratiba": json.dumps(meta)})
+    states, metas = zip(*(_read(path) for path in paths))
+    averaged = {key: (sum(state[key].float() for state in states) / len(states)).half().contiguous()
+                for key in states[0]}
+    meta = dict(metas[0], soup=[path.name for path in paths], seeds=[m.get("seed") for m in metas])
+    save_file(averaged, str(out), metadata={"ratiba": json.dumps(meta)})
 
 
 def auc(scores: list[float], labels: list[int]) -> float:
@@ -315,9 +329,19 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--limit", type=int, default=0, help="train on at most this many pairs (a quick try)")
     parser.add_argument("--no-generic", action="store_true", help="no generic off-topic negatives (the second try)")
+    parser.add_argument("--seed", type=int, default=SEED, help="the training's seed (initial head, batch order)")
+    parser.add_argument("--out", type=Path, default=None, help="where to write the weights (default: the bench's)")
+    parser.add_argument("--soup", type=Path, nargs="+", default=None,
+                        help="average these trainings' weights into --out and score that")
     args = parser.parse_args()
     common.setup_django(migrate=False)
     from bench.answerability import WEIGHTS_PATH, Reader
+
+    out = args.out or WEIGHTS_PATH
+    if args.soup:
+        soup(args.soup, out)
+        print(f"wrote {out} (average of {len(args.soup)} trainings)")
+        args.eval = True
 
     runs = unseen_data.load_runs()
     if not args.eval:
@@ -336,14 +360,16 @@ def main() -> int:
         print(f"{len(pairs)} pairs ({sum(p[2] for p in pairs)} positive) from {len(train_runs)} runs of "
               f"{len({r.business for r in train_runs})} businesses, folds {list(TRAIN_FOLDS)}")
         written = {r.business for r in train_runs if r.dataset in ("own", "dev")}
-        model = train(pairs, layers=args.layers, epochs=args.epochs, threads=args.threads, written=written)
-        save(model, WEIGHTS_PATH, {
+        model = train(pairs, layers=args.layers, epochs=args.epochs, threads=args.threads, written=written,
+                      seed=args.seed)
+        save(model, out, {
             "layers": args.layers, "folds": list(TRAIN_FOLDS), "pairs": len(pairs), "epochs": args.epochs,
+            "seed": args.seed,
             "generic_negatives": 0 if args.no_generic else len(generic),
             "source": "bench/train_answerability.py from the shipped all-MiniLM-L6-v2"})
         print(f"trained in {(time.perf_counter() - started) / 60:.1f} min (pairs built and model fitted)")
-        print(f"wrote {WEIGHTS_PATH.relative_to(common.ROOT)} ({WEIGHTS_PATH.stat().st_size / 1e6:.1f} MB)")
-    evaluate([r for r in runs if r.fold == HOLDOUT_FOLD], Reader(WEIGHTS_PATH))
+        print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)")
+    evaluate([r for r in runs if r.fold == HOLDOUT_FOLD], Reader(out))
     return 0
 
 

@@ -158,11 +158,14 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
                            k=k or min(limit, settings_row.top_k), filters=cleaned, prepared=prepared,
                            weights=weights, embed_failed=vector is None, session=session, cursor=cursor)
     decision = decide(pool, language=prepared.language.language, question=prepared.text,
-                      words=prepared.english_words)
+                      words=prepared.english_words, read_text=prepared.embedding_text)
     result.relevance = round(decision.probability, 4)
     result.refusal_reason = decision.refusal_reason if not result.empty else "no_relevant_context"
     result.debug["refusal"] = {"probability": round(decision.probability, 4), "threshold": decision.threshold,
                                "signals": decision.signals.as_dict(), "refusal_reason": result.refusal_reason}
+    if decision.answerability is not None:
+        result.debug["refusal"]["first_probability"] = round(decision.first_probability, 4)
+        result.debug["refusal"]["answerability"] = round(decision.answerability, 4)
     result.embedding_ms = round(embedding_ms, 3)
     result.retrieval_ms = round((perf_counter() - db_started) * 1000, 3)
     result.debug["total_ms"] = round((perf_counter() - started) * 1000, 3)

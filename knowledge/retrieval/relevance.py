@@ -268,10 +268,12 @@ def probability(signals: Signals | dict, model: dict | None = None) -> float:
 
 @dataclass(frozen=True)
 class Decision:
-    probability: float
+    probability: float  # the deciding stage's P(answerable): the second stage's when it ran
     threshold: float
     refusal_reason: str | None
     signals: Signals
+    first_probability: float | None = None  # the first stage's, when the second stage decided
+    answerability: float | None = None  # the cross-encoder's P(the best snippet answers), when it read one
 
 
 def _keyword_only(candidates: list) -> bool:
@@ -283,11 +285,14 @@ def _keyword_only(candidates: list) -> bool:
 
 
 def decide(candidates: list, *, language: str, question: str = "", words: list[str] | None = None,
-           model: dict | None = None) -> Decision:
+           read_text: str | None = None, model: dict | None = None) -> Decision:
     """Refuse with `no_relevant_context` when the calibrated probability is below the model's threshold.
 
     When similarity cannot judge (see _keyword_only) the model's keyword-only part decides instead: it was
-    fitted on the same questions from the word signals alone.
+    fitted on the same questions from the word signals alone. Otherwise, when the model has a second stage
+    and the cross-encoder's weights load, the cross-encoder reads the best match by meaning against
+    `read_text` (the text the query was embedded as: the glossary's English for a Swahili question) and
+    the second stage decides; with no weights the first stage decides alone, at its own threshold.
     """
     model = model or load_model()
     signals = signals_for(candidates, language=language, question=question,
@@ -298,5 +303,29 @@ def decide(candidates: list, *, language: str, question: str = "", words: list[s
     if "keyword_only" in model and _keyword_only(candidates):
         model = model["keyword_only"]
     p = probability(signals, model)
+    stage = model.get("second_stage")
+    if stage:
+        staged = _second_stage(candidates, p, stage, read_text or question, signals)
+        if staged is not None:
+            return staged
     return Decision(probability=p, threshold=model["threshold"],
                     refusal_reason=None if p >= model["threshold"] else REFUSAL_REASON, signals=signals)
+
+
+def _second_stage(candidates: list, first: float, stage: dict, text: str, signals: Signals) -> Decision | None:
+    """The cross-encoder's reading of the best match by meaning, combined with the first stage (None: no weights).
+
+    Refused below the combined cut, or below the first stage's own veto cut when the fit kept one.
+    """
+    from knowledge.retrieval.answerability import answerability, second_stage
+
+    # The same snippet the stage was fitted on: the most similar (ties in retrieval order).
+    top = sorted(candidates, key=lambda c: -(c.similarity if c.similarity is not None else -1.0))[0]
+    score = answerability(text, top.title, top.body)
+    if score is None:
+        return None
+    combined = second_stage(first, score, stage)
+    refused = first < stage.get("first_threshold", 0.0) or combined < stage["threshold"]
+    return Decision(probability=combined, threshold=stage["threshold"],
+                    refusal_reason=REFUSAL_REASON if refused else None, signals=signals,
+                    first_probability=first, answerability=score)

@@ -4,6 +4,8 @@ Imported by each test module rather than kept in a conftest.py: other suites imp
 `conftest`, which must not resolve to this directory's module."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 SPA = [
@@ -66,3 +68,22 @@ def mode(tenant):
         return row
 
     return set_mode
+
+
+@dataclass
+class Cand:
+    """The candidate fields the refusal decision reads (a retrieval candidate without the database)."""
+
+    title: str
+    body: str
+    similarity: float | None = 0.6
+    title_similarity: float = 0.5
+    keyword_rank: float = 0.1
+    idf_coverage: float = 0.5
+    heading_terms: int = 1
+    query_terms: int = 2
+    source: str = "snippet"
+
+    @property
+    def coverage(self) -> float:
+        return self.idf_coverage

@@ -3,34 +3,13 @@ combines them, and the decision running the same in inline mode as in hybrid mod
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import pytest
-from retrieval_kb import kb, mode  # noqa: F401 (fixtures)
+from retrieval_kb import Cand, kb, mode  # noqa: F401 (fixtures)
 
 from knowledge.retrieval import fetch_snippets
 from knowledge.retrieval.relevance import (WORD_COVERED, Signals, answer_types, decide, probability,
                                            salient_words, signals_for, word_weight)
-
-
-@dataclass
-class Cand:
-    """The candidate fields the decision reads."""
-
-    title: str
-    body: str
-    similarity: float = 0.6
-    title_similarity: float = 0.5
-    keyword_rank: float = 0.1
-    idf_coverage: float = 0.5
-    heading_terms: int = 1
-    query_terms: int = 2
-    source: str = "snippet"
-
-    @property
-    def coverage(self) -> float:
-        return self.idf_coverage
-
 
 TRAYS = Cand(title="How trays are packed",
              body="Every order ships in stackable 500 g trays, sealed and frozen, packed in a cool box with ice packs.")
