@@ -254,6 +254,29 @@ def _ship(model: dict, stage: dict) -> None:
           f"({answerability.WEIGHTS_PATH.stat().st_size / 1e6:.1f} MB)")
 
 
+def equal_cut_rows(runs, report: list[int], first: list[float], both: list[float], cut: float) -> None:
+    """Read after the fact: the first stage alone cut to the false refusals both stages make, per subset."""
+    def at_rate(scores, subset, rate):
+        answerable = sorted(scores[i] for i in subset if runs[i].answerable)
+        k = int(round(rate * len(answerable)))
+        threshold = answerable[k] if k < len(answerable) else 1.0
+        return refusal_rows([runs[i] for i in subset], [scores[i] < threshold for i in subset])
+
+    out = []
+    for label, keep in (("pooled", lambda r: True), ("written businesses", lambda r: r.dataset == "own"),
+                        ("public", lambda r: r.dataset == "public")):
+        subset = [i for i in report if keep(runs[i])]
+        shipped = refusal_rows([runs[i] for i in subset], [both[i] < cut for i in subset])
+        alone = at_rate(first, subset, shipped["false_refusals"])
+        near = [i for i in subset if runs[i].answerable or runs[i].unanswerable_kind in ("in_domain", "synthetic")]
+        labels = [1 if runs[i].answerable else 0 for i in near]
+        out.append([label, shipped["false_refusals"], alone["near_miss_all"], shipped["near_miss_all"],
+                    auc([first[i] for i in near], labels), auc([both[i] for i in near], labels)])
+    print(table(["subset", "false refusals", "first stage alone: near misses", "both stages: near misses",
+                 "AUC first stage", "AUC both"], out,
+                title="Report folds at equal false refusals (read after the fact: not a choice)"))
+
+
 def refusal_rows(runs, refused: list[bool]) -> dict:
     """False refusals of answerable runs and refusal recall per kind of unanswerable."""
     def rate(selected):
@@ -388,6 +411,9 @@ def main() -> int:
                                r["near_miss_labelled"], r["near_miss_synthetic"], r["generic"]])
         print(table(["decider", "answerable", "false refusals", "near misses", "refused (all)", "labelled",
                      "synthetic", "generic off-topic"], table_rows, title=f"Answer or refuse: {title}"))
+    if args.answerability:
+        equal_cut_rows(runs, report, first, [staged_probability(first[i], ce[i], stage, model["threshold"])
+                                             for i in range(len(runs))], stage["threshold"])
     rank_rows = []
     for fold in unseen_data.REPORT_FOLDS:
         for language in ("en", "sw"):
