@@ -18,6 +18,7 @@ from django.db import connection
 from django.utils import timezone
 
 from knowledge.models import OpeningHours, Service, SpecialDay
+from knowledge.retrieval.language import stem
 
 SERVICES_KEY = "facts:services"
 HOURS_KEY = "facts:hours"
@@ -407,13 +408,16 @@ def _words(text: str, *, keep: frozenset[str] | None = None) -> list[str]:
 
 
 def _same_word(question_word: str, word: str) -> bool:
-    """Equal, a prefix of 4+ letters ("mani" ~ manicure, "leaking" ~ leak) or a close typo ("tisue")."""
+    """Equal, a prefix of 4+ letters ("mani" ~ manicure, "leaking" ~ leak), one stem of 4+ letters
+    ("install" ~ installation, "consult" ~ consultation) or a close typo ("tisue")."""
     if question_word == word:
         return True
     if question_word.isdigit() or word.isdigit():
         return False
     shorter, longer = sorted((question_word, word), key=len)
     if len(shorter) >= 4 and longer.startswith(shorter) and len(longer) - len(shorter) <= 4:
+        return True
+    if len(shorter) >= 4 and stem(question_word) == stem(word) and len(stem(word)) >= 4:
         return True
     return len(shorter) >= 4 and len(longer) >= 5 and difflib.SequenceMatcher(None, question_word, word).ratio() >= 0.8
 

@@ -36,6 +36,7 @@ SALON = [
     _fact("Water Tank Cleaning (5,001 to 10,000 Litres)", "8000", 240),
     _fact("Suit Dry Cleaning (2-piece)", "700", 1440),
     _fact("Suit Dry Cleaning (3-piece)", "900", 1440),
+    _fact("Generator Installation & Commissioning (up to 10 kVA)", "8500", 240),
 ]
 
 
@@ -54,6 +55,8 @@ SALON = [
     ("Bei ya kusafisha tanki la lita elfu kumi ni ngapi?", ["Water Tank Cleaning (5,001 to 10,000 Litres)"]),
     ("Bei ya kusafisha tanki la lita elfu tatu ni ngapi?", ["Water Tank Cleaning (up to 5,000 Litres)"]),
     ("Bei ya suti ya vipande vitatu ni ngapi?", ["Suit Dry Cleaning (3-piece)"]),
+    # another form of the same word: "install" for "Installation"
+    ("How long does it take to install a generator?", ["Generator Installation & Commissioning (up to 10 kVA)"]),
 ])
 def test_a_named_service_is_found_in_any_form(question, expected):
     assert named_services(question, SALON) == expected
