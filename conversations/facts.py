@@ -58,19 +58,6 @@ _FIXED_DAYS = [
     (re.compile(r"\bnew\s+year'?s?(\s+day)?\b|\bmwaka\s+mpya\b"), 1, 1, "New Year's Day"),
     (re.compile(r"\b(christmas|xmas|x-mas|krismasi)(\s+day)?\b|\bsiku\s+(ya|kuu\s+ya)\s+krismasi\b"), 12, 25,
      "Christmas Day"),
-    # Kenya's fixed-date public holidays (Public Holidays Act), by their English and Swahili names: a
-    # customer names the holiday, not its date, whether or not the owner entered it as a special day.
-    (re.compile(r"\blabou?r\s+day\b|\bsiku\s+ya\s+wafanyakazi\b|\bmei\s+mosi\b"), 5, 1, "Labour Day"),
-    (re.compile(r"\bmadaraka(\s+day)?\b|\bsiku\s+ya\s+madaraka\b"), 6, 1, "Madaraka Day"),
-    (re.compile(r"\butamaduni(\s+day)?\b|\bsiku\s+ya\s+utamaduni\b"), 10, 10, "Utamaduni Day"),
-    (re.compile(r"\bmashujaa(\s+day)?\b|\bsiku\s+ya\s+mashujaa\b"), 10, 20, "Mashujaa Day"),
-    (re.compile(r"\bjamhuri(\s+day)?\b|\bsiku\s+ya\s+jamhuri\b"), 12, 12, "Jamhuri Day"),
-]
-# Easter's holidays, as days from Easter Sunday.
-_EASTER_DAYS = [
-    (re.compile(r"\bgood\s+friday\b|\bijumaa\s+kuu\b"), -2, "Good Friday"),
-    (re.compile(r"\beaster\s+monday\b|\bjumatatu\s+ya\s+pasaka\b"), 1, "Easter Monday"),
-    (re.compile(r"\beaster(\s+sunday)?\b|\bpasaka\b|\bjumapili\s+ya\s+pasaka\b"), 0, "Easter Sunday"),
 ]
 
 _RELATIVE_WORDS = {
@@ -289,27 +276,6 @@ def _next_on_or_after(today: date, month: int, day: int) -> date | None:
     return None
 
 
-def easter_sunday(year: int) -> date:
-    """Western Easter Sunday of a year (the anonymous Gregorian computus)."""
-    a, b, c = year % 19, year // 100, year % 100
-    d, e = divmod(b, 4)
-    g = (8 * b + 13) // 25
-    h = (19 * a + b - d - g + 15) % 30
-    i, k = divmod(c, 4)
-    l_ = (32 + 2 * e + 2 * i - h - k) % 7
-    m = (a + 11 * h + 22 * l_) // 451
-    month, day = divmod(h + l_ - 7 * m + 114, 31)
-    return date(year, month, day + 1)
-
-
-def _next_easter_day(today: date, offset: int) -> date:
-    for year in (today.year, today.year + 1):
-        candidate = easter_sunday(year) + timedelta(days=offset)
-        if candidate >= today:
-            return candidate
-    return easter_sunday(today.year + 2) + timedelta(days=offset)
-
-
 def _special_day_names(today: date) -> list[tuple[str, date]]:
     """Upcoming special days by their name (the note up to a bracket or comma), e.g. 'Madaraka Day'."""
     names = []
@@ -324,6 +290,7 @@ def _special_day_names(today: date) -> list[tuple[str, date]]:
 def resolve_dates(text: str, *, today: date) -> list[tuple[date, str]]:
     """Dates a message names ("tomorrow", "Saturday", "Christmas Eve", "17 August", "Jumapili"), in order."""
     lowered = text.lower().replace("’", "'")
+    words = re.findall(r"[a-z0-9'-]+", lowered)
     found: list[tuple[date, str]] = []
 
     def add(day: date | None, label: str) -> None:
@@ -337,11 +304,6 @@ def resolve_dates(text: str, *, today: date) -> list[tuple[date, str]]:
         if pattern.search(lowered):
             add(_next_on_or_after(today, month, day_of_month), label)
             lowered = pattern.sub(" ", lowered)  # "Christmas Eve" must not also count as Christmas Day
-    for pattern, offset, label in _EASTER_DAYS:
-        if pattern.search(lowered):
-            add(_next_easter_day(today, offset), label)
-            lowered = pattern.sub(" ", lowered)  # "Easter Monday" must not also count as Easter Sunday
-    words = re.findall(r"[a-z0-9'-]+", lowered)  # a holiday's own words ("Good Friday") name no weekday
     for match in _ISO_DATE.finditer(lowered):
         try:
             add(date(int(match[1]), int(match[2]), int(match[3])), match[0])
