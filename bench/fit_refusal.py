@@ -115,7 +115,8 @@ def spot(model, stage) -> None:
         refused = p < stage["first_threshold"] or both < stage["threshold"]
         print(f"spot {run.text!r} (model reads {run.embedding_text!r}; top {run.pool[0].key if run.pool else None}): "
               f"first stage {p:.3f} (cut {model['threshold']}, {'refused' if refused_first else 'answered'}), "
-              f"cross-encoder {'-' if c is None else f'{c:.3f}'}, both {both:.3f} (cut {stage['threshold']}, first-stage veto "
+              f"cross-encoder {'-' if c is None else f'{c:.3f}'}, both {both:.3f} (cut {stage['threshold']}, "
+              f"first-stage veto "
               f"{stage['first_threshold']}) -> {'REFUSED' if refused else 'ANSWERED'}")
 
 

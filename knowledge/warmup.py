@@ -1,8 +1,8 @@
 """Warm a serving process in the background: the embedding model and the word vectors of every business.
 
-Loading MiniLM (and the refusal decision's cross-encoder) takes seconds and a snippet's words are embedded
-the first time the refusal decision reads them (~0.3 s for a few hundred words): both would otherwise land
-on the first customers after a start.
+Loading MiniLM (and the refusal decision's cross-encoder, when one ships) takes seconds and a snippet's
+words are embedded the first time the refusal decision reads them (~0.3 s for a few hundred words): both
+would otherwise land on the first customers after a start.
 A daemon thread does it right after start-up, so start-up itself is not slower.
 
 Celery workers answer customers too (WhatsApp messages are answered in a task), so they warm as well, but
@@ -44,7 +44,7 @@ def is_serving(argv: list[str] | None = None) -> bool:
 
 
 def warm() -> int:
-    """Load the models (embedder, cross-encoder), then embed every business's live snippet words; returns the count."""
+    """Load the models, then embed the words of every business's live snippets; returns the word count."""
     from django_tenants.utils import get_public_schema_name, get_tenant_model, schema_context
 
     from knowledge.embeddings import embed_query

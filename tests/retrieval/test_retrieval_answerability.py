@@ -20,7 +20,8 @@ def test_a_long_snippet_is_read_by_the_window_sharing_most_words_with_the_questi
     parts = sentences("Keywords: parking, hours\nWe open at 8.\nParking is free in the basement. Bring your ticket.")
     assert parts[0] == "We open at 8."  # the authoring line is not read
     assert windows("Visit", ["One two three."]) == ["Visit. One two three."]
-    long_body = " ".join(f"Sentence {i} is about topic {i} with words." for i in range(30)) + " The lift is by the pharmacy."
+    long_body = (" ".join(f"Sentence {i} is about topic {i} with words." for i in range(30))
+                 + " The lift is by the pharmacy.")
     window = best_window("Where is the lift?", "Visit", long_body)
     assert window.startswith("Visit. ") and "lift" in window and len(window.split()) < 70
 
