@@ -100,7 +100,10 @@ _RULES: list[tuple[str, re.Pattern, float]] = [
         r"|\bplace an? (\w+ )?order\b|\b(sign|enrol|enroll|register|book) (me|us) (up|in|for)\b"
         r"|\benrol\w*|\benroll\w*"
         r"|\b(come|send \w+|pick \w+ up)\b[^?.!]{0,25}\b(today|tonight|tomorrow|this (morning|afternoon|evening)"
-        r"|at \d+|on (monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b"), 0.7),
+        r"|at \d+|on (monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b"
+        # "I'd like 60 bags delivered to Langas tomorrow": an order, unless it asks whether one can be.
+        r"|\b(i|we|i'd|we'd)\b( would| 'd)? (like|want|need)\b(?! to (know|ask|check|find))[^?.!]{0,60}"
+        r"\b(delivered|brought|dropped off|sent)\b(?![^.!]*\?)"), 0.7),
     ("booking", re.compile(r"\b(nataka|ningependa|naomba|tunataka|tungependa) (ku)?agiza\b|\bniagizie\b"
                            r"|\b(ku|ni|tu)jiandikish\w*|\b(ku|ni|tu)jisajili\w*|\bniandikishe\b"), 0.8),
     ("booking", re.compile(r"\b(nataka|ningependa|naomba|tunataka|tungependa)\b[^?.!]{0,30}"

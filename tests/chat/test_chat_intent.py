@@ -53,6 +53,8 @@ def test_payment_place_policy_and_self_help_stay_other(message):
     "Can someone come tonight to look at it?",
     "Nataka kuagiza keki ya kilo mbili",
     "Ningependa kujiandikisha kwa kozi ya jioni",
+    "I'd like 60 bags of cement delivered to Langas tomorrow morning",  # an order by what it asks for
+    "We need 20 chairs sent to the venue by Friday.",
 ])
 def test_ordering_enrolling_and_asking_for_a_visit_are_bookings(message):
     assert intents.classify(message, embed=False).intent == "booking"
@@ -61,6 +63,8 @@ def test_ordering_enrolling_and_asking_for_a_visit_are_bookings(message):
 @pytest.mark.parametrize("message", [
     "Will I get an SMS when my order is ready?",
     "Is there a minimum weight per order?",
+    "I'd like to know if you can have it delivered to Karen?",
+    "I need my order delivered today, is that possible?",
 ])
 def test_an_order_mentioned_in_passing_is_no_booking(message):
     assert intents.classify(message, embed=False).intent != "booking"
