@@ -123,13 +123,13 @@ def spot(model, stage) -> None:
 def answerability_scores(runs, path) -> list[float]:
     """The cross-encoder's P(answers) for each run's best candidate (its best window)."""
     from bench.answerability import Reader
-    from bench.train_answerability import by_similarity
+    from knowledge.retrieval.answerability import best_by_meaning
 
     scorer = Reader(path)
     out = []
     for run in runs:
-        top = by_similarity(run.pool)[:1]
-        out.append(scorer.score(run.embedding_text, top[0].title, top[0].body) if top else None)
+        top = best_by_meaning(run.pool) if run.pool else None
+        out.append(scorer.score(run.embedding_text, top.title, top.body) if top else None)
     return out
 
 

@@ -417,7 +417,7 @@ def _same_word(question_word: str, word: str) -> bool:
     shorter, longer = sorted((question_word, word), key=len)
     if len(shorter) >= 4 and longer.startswith(shorter) and len(longer) - len(shorter) <= 4:
         return True
-    if len(shorter) >= 4 and stem(question_word) == stem(word) and len(stem(word)) >= 4:
+    if len(shorter) >= 4 and len(common := stem(word)) >= 4 and stem(question_word) == common:
         return True
     return len(shorter) >= 4 and len(longer) >= 5 and difflib.SequenceMatcher(None, question_word, word).ratio() >= 0.8
 

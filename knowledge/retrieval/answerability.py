@@ -190,6 +190,11 @@ class Reader:
 _reader = Reader()
 
 
+def best_by_meaning(candidates: list):
+    """The candidate the second stage reads: the most similar (the first in retrieval order on a tie)."""
+    return max(candidates, key=lambda c: c.similarity if c.similarity is not None else -1.0)
+
+
 def answerability(question: str, title: str, body: str) -> float | None:
     """The shipped model's P(the snippet answers the question); None when it cannot read the pair."""
     return _reader.score(question, title, body)

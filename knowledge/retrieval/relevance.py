@@ -317,10 +317,9 @@ def _second_stage(candidates: list, first: float, stage: dict, text: str, signal
 
     Refused below the combined cut, or below the first stage's own veto cut when the fit kept one.
     """
-    from knowledge.retrieval.answerability import answerability, second_stage
+    from knowledge.retrieval.answerability import answerability, best_by_meaning, second_stage
 
-    # The same snippet the stage was fitted on: the most similar (ties in retrieval order).
-    top = sorted(candidates, key=lambda c: -(c.similarity if c.similarity is not None else -1.0))[0]
+    top = best_by_meaning(candidates)  # the same snippet the stage was fitted on
     score = answerability(text, top.title, top.body)
     if score is None:
         return None

@@ -179,12 +179,17 @@ def _section(text: str, tag: str) -> str:
     return match.group(1)
 
 
-def test_anthropic_gets_the_recent_turns_as_data_and_the_same_system_message(chat, llm):
+def _anthropic_turns(llm, *turns: tuple[str, str]):
+    """A mocked Anthropic server answering each turn's intent call, then its answer call."""
     server = llm("anthropic")
-    server.replies = [anthropic_message('{"intent": "services"}'),
-                      anthropic_message("Deep Tissue Massage costs KES 5,500 [1]."),
-                      anthropic_message('{"intent": "services"}'),
-                      anthropic_message("Hot Stone Massage costs KES 7,500 [1].")]
+    server.replies = [message for intent, answer in turns
+                      for message in (anthropic_message(json.dumps({"intent": intent})), anthropic_message(answer))]
+    return server
+
+
+def test_anthropic_gets_the_recent_turns_as_data_and_the_same_system_message(chat, llm):
+    server = _anthropic_turns(llm, ("services", "Deep Tissue Massage costs KES 5,500 [1]."),
+                              ("services", "Hot Stone Massage costs KES 7,500 [1]."))
     first, second = ask(chat, "How much is the deep tissue massage?", "and the hot stone one?")
     assert second["answer"] == "Hot Stone Massage costs KES 7,500 [1]."
     opening, follow_up = server.body(1), server.body(3)
@@ -198,11 +203,8 @@ def test_anthropic_gets_the_recent_turns_as_data_and_the_same_system_message(cha
 
 
 def test_a_follow_up_that_says_what_it_asks_is_classified_once_from_its_own_words(chat, llm):
-    server = llm("anthropic")
-    server.replies = [anthropic_message('{"intent": "services"}'),
-                      anthropic_message("Hot Stone Massage costs KES 7,500 [1]."),
-                      anthropic_message('{"intent": "other"}'),
-                      anthropic_message("We accept M-Pesa [1].")]
+    server = _anthropic_turns(llm, ("services", "Hot Stone Massage costs KES 7,500 [1]."),
+                              ("other", "We accept M-Pesa [1]."))
     _, second = ask(chat, "How much is the hot stone massage?", "and can I pay for it with M-Pesa?")
     assert second["answer"] == "We accept M-Pesa [1]."
     assert len(server.requests) == 4  # one paid intent call per turn, not one for the joined text too
