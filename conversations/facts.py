@@ -66,6 +66,7 @@ _RELATIVE_WORDS = {
     "keshokutwa": 2,
 }
 _WEEKEND_WORDS = {"weekend", "weekends", "wikendi", "wiki-end"}
+_WORKWEEK_WORDS = {"weekday", "weekdays", "week-day", "week-days"}  # Monday to Friday
 
 _ISO_DATE = re.compile(r"\b(20\d\d)-(\d{1,2})-(\d{1,2})\b")
 _SLASH_DATE = re.compile(r"\b(\d{1,2})[/.](\d{1,2})(?:[/.](\d{2,4}))?\b")
@@ -332,6 +333,10 @@ def resolve_dates(text: str, *, today: date) -> list[tuple[date, str]]:
         elif word in _WEEKEND_WORDS:
             for weekday in (5, 6):
                 add(today + timedelta(days=(weekday - today.weekday()) % 7), word)
+        elif word in _WORKWEEK_WORDS:
+            for day in (today + timedelta(days=offset) for offset in range(7)):
+                if day.weekday() < 5:
+                    add(day, WEEKDAYS_EN[day.weekday()])
         elif word in _WEEKDAY_LOOKUP:
             weekday = _WEEKDAY_LOOKUP[word]
             add(today + timedelta(days=(weekday - today.weekday()) % 7), WEEKDAYS_EN[weekday])
@@ -349,6 +354,13 @@ _PRICE_QUESTION = re.compile(
 _DURATION_QUESTION = re.compile(
     r"\bhow\s+long\b|\bduration\b|\bhow\s+many\s+(minutes|mins|hours|hrs)\b|\bmuda\s+(gani|wa|ngapi)\b"
     r"|\bdakika\s+ngapi\b|\bsaa\s+ngapi\s+(ku|kwa)", re.I)
+# Not how long a service takes: how often ("kila baada ya muda gani?"), how long something lasts or may be
+# kept ("how long can I keep them in?", "how long do they last?") or how long until something else.
+_NOT_A_SERVICE_LENGTH = re.compile(
+    r"\bkila\s+baada\s+ya\s+muda\s+(?:gani|ngapi)\b"
+    r"|\bhow\s+long\s+(?:before|after|until|till)\b"
+    r"|\bhow\s+long\s+(?:can|could|should|must|may|do|does|did|will|would)\s+(?:i|we|you|they|it|he|she|my|our|your"
+    r"|the|this|these|those)\b(?:\s+\w+)?\s+(?:keep|leave|wear|last|lasts|store|stay|hold|remain)\b", re.I)
 _FACT_WORDS = frozenset("""
 how much many long price prices priced pricing cost costs costing charge charges charged fee fees rate rates pay
 paying amount total bei gharama kiasi pesa ngapi shilingi duration take takes taking minute hour time long muda
@@ -437,33 +449,52 @@ def question_words(text: str, *, keep: frozenset[str] = frozenset()) -> list[str
     A Swahili question is read through the retrieval glossary ("bei ya betri" -> "battery"), keeping
     loanwords and the words the glossary does not know.
     """
+    words: list[str] = []
+    for group in question_groups(text, keep=keep):
+        words += [word for word in group if word not in words]
+    return words
+
+
+def question_groups(text: str, *, keep: frozenset[str] = frozenset()) -> list[tuple[str, ...]]:
+    """The question's naming words, each with its other readings: a Swahili word is one group of its
+    glossary translations ("kufua" -> wash / laundry / clean), so one word counts once however many
+    English words it stands for."""
     from conversations.i18n import detect_language
     from knowledge.retrieval.language import expand_swahili
 
     if detect_language(text) == "sw":
         expansion = expand_swahili(text)
-        raw = " ".join([*expansion.kept, *expansion.english, *expansion.unknown])
+        single = [*expansion.kept, *expansion.unknown]
+        readings = [[word] for word in _words(" ".join(single), keep=keep)]
+        readings += [_words(english, keep=keep) for english in expansion.english]
     else:
-        raw = text
-    words: list[str] = []
-    for word in _words(raw, keep=keep):
-        if (word in _STOPWORDS and word not in keep) or word in _FACT_WORDS or word in _GENERIC_TOKENS or word in words:
-            continue
-        if len(word) > 1 or word.isdigit():
-            words.append(word)
-    return words
+        readings = [[word] for word in _words(text, keep=keep)]
+    groups: list[tuple[str, ...]] = []
+    seen: set[str] = set()
+    for reading in readings:
+        group = []
+        for word in reading:
+            if (word in _STOPWORDS and word not in keep) or word in _FACT_WORDS or word in _GENERIC_TOKENS:
+                continue
+            if (len(word) > 1 or word.isdigit()) and word not in group:
+                group.append(word)
+        group = [word for word in group if word not in seen]
+        if group:
+            seen.update(group)
+            groups.append(tuple(group))
+    return groups
 
 
 @dataclass(frozen=True)
 class _Candidate:
     name: str
-    by_name: frozenset[str]  # question words the service's name accounts for
-    by_description: frozenset[str]  # ... that only its description accounts for
+    by_name: frozenset[int]  # question words (their groups) the service's name accounts for
+    by_description: frozenset[int]  # ... that only its description accounts for
     exact: int  # question words the name uses exactly ("ironing" for "Ironing Only", not "Iron")
     name_words: frozenset[str]
 
 
-def _candidates(words: list[str], services: list[ServiceFact]) -> list[_Candidate]:
+def _candidates(groups: list[tuple[str, ...]], services: list[ServiceFact]) -> list[_Candidate]:
     names = {s.name: [w for w in _words(s.name) if w not in _GENERIC_TOKENS] for s in services}
     frequency: dict[str, int] = {}
     for tokens in names.values():
@@ -475,16 +506,17 @@ def _candidates(words: list[str], services: list[ServiceFact]) -> list[_Candidat
         tokens = names[service.name]
         ranges = _ranges(service.name)
         description = _words(service.description, keep=frozenset())
-        by_name: set[str] = set()
+        by_name: set[int] = set()
         distinctive = False
         exact = 0
-        for word in words:
-            hits = [t for t in tokens if _same_word(word, t)]
-            if not hits and word.isdigit() and any(low <= int(word) <= high for low, high in ranges):
+        for index, group in enumerate(groups):
+            hits = [t for t in tokens if any(_same_word(word, t) for word in group)]
+            if not hits and any(word.isdigit() and any(low <= int(word) <= high for low, high in ranges)
+                                for word in group):
                 hits = ["#range"]
             if hits:
-                by_name.add(word)
-                exact += word in tokens
+                by_name.add(index)
+                exact += any(word in tokens for word in group)
                 # A word most names share ("massage", "course") names none of them on its own.
                 # Nor does a unit or a bare number ("per kg", "500") unless it falls in a range the owner wrote.
                 distinctive |= any(h == "#range" or (h not in _UNIT_WORDS and not h.isdigit()
@@ -493,7 +525,8 @@ def _candidates(words: list[str], services: list[ServiceFact]) -> list[_Candidat
                                    for h in hits)
         if not distinctive:
             continue
-        by_description = {w for w in words if w not in by_name and any(_same_word(w, d) for d in description)}
+        by_description = {index for index, group in enumerate(groups) if index not in by_name
+                          and any(_same_word(word, d) for word in group for d in description)}
         found.append(_Candidate(name=service.name, by_name=frozenset(by_name),
                                 by_description=frozenset(by_description), exact=exact,
                                 name_words=frozenset(tokens)))
@@ -521,7 +554,7 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool) -> li
     if not services:
         return []
     name_words = frozenset(w for s in services for w in re.findall(r"[a-z0-9]+", _normalize(s.name)))
-    words = question_words(text, keep=name_words)
+    words = question_groups(text, keep=name_words)
     if not words:
         return []
     candidates = _candidates(words, services)
@@ -556,8 +589,8 @@ def asks_price(message: str) -> bool:
 
 
 def asks_duration(message: str) -> bool:
-    """Whether a message asks how long something takes ("how long", "muda gani")."""
-    return bool(_DURATION_QUESTION.search(message or ""))
+    """Whether a message asks how long something takes ("how long", "muda gani"), not how often."""
+    return bool(_DURATION_QUESTION.search(_NOT_A_SERVICE_LENGTH.sub(" ", message or "")))
 
 
 # ----------------------------------------------------------------------------- the selector
@@ -572,7 +605,8 @@ _LISTING = re.compile(
 # knowledge may answer better than the timetable.
 _HOURS_WORDS = frozenset("""
 open opening opens close closing closes closed shut hour time times timing working work operate operating now
-still late early until till tonight day days week daily usually normally schedule timetable wazi fungua kufungua
+still late early until till tonight morning afternoon evening night day days week weekday daily usually normally
+schedule timetable wazi fungua kufungua
 mnafungua mnafunga funga kufunga mko uko mtakuwa mtafungua mtafunga siku saa gani ngapi asubuhi jioni usiku mchana
 shop store office clinic salon branch place premise duka ofisi
 """.split())
@@ -618,7 +652,8 @@ def _hours_topic(message: str, asked: list[tuple[date, str]]) -> list[str]:
     labels = {w for _, label in asked for w in _words(label)}
     return [w for w in question_words(message)
             if w not in _HOURS_WORDS and w not in labels and not w.isdigit() and w not in _WEEKDAY_LOOKUP
-            and w not in _MONTH_LOOKUP and w not in _RELATIVE_WORDS and w not in _WEEKEND_WORDS]
+            and w not in _MONTH_LOOKUP and w not in _RELATIVE_WORDS and w not in _WEEKEND_WORDS
+            and w not in _WORKWEEK_WORDS]
 
 
 def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_names: tuple[str, ...] = (),

@@ -22,7 +22,8 @@ WORDS: dict[str, str] = {
     # time
     "leo": "today", "kesho": "tomorrow", "jana": "yesterday", "asubuhi": "morning", "mchana": "afternoon",
     "jioni": "evening", "usiku": "night", "wiki": "week", "mwezi": "month", "miezi": "months",
-    "mwaka": "year", "miaka": "years age", "umri": "age", "dakika": "minutes", "masaa": "hours",
+    "mwaka": "year annual yearly", "mzima": "whole adult full", "miaka": "years age", "umri": "age",
+    "dakika": "minutes", "masaa": "hours",
     "siku": "day", "sikukuu": "holiday public holiday", "likizo": "holiday leave",
     "jumatatu": "monday", "jumanne": "tuesday", "jumatano": "wednesday", "alhamisi": "thursday",
     "ijumaa": "friday", "jumamosi": "saturday", "jumapili": "sunday", "wikendi": "weekend",
@@ -89,7 +90,7 @@ WORDS: dict[str, str] = {
     "kubwa": "large big", "ndogo": "small", "mdogo": "small young", "mpya": "new", "zamani": "old",
     "nzuri": "good", "bora": "best", "haraka": "quick fast", "polepole": "slow gentle",
     "laini": "soft gentle light", "ngumu": "hard firm", "nguvu": "strong firm pressure",
-    "peke": "only alone", "mchanganyiko": "mixed", "pamoja": "together",
+    "peke": "only alone", "mchanganyiko": "mixed", "pamoja": "together combined",
     # quantities and units (numbers themselves are read by language.swahili_numerals)
     "lita": "litre litres", "kilo": "kg kilo", "kipande": "piece", "vipande": "pieces", "paketi": "packet pack",
     "pakiti": "packet pack", "mfuko": "bag", "mifuko": "bags", "sanduku": "box", "chupa": "bottle",
@@ -106,6 +107,7 @@ WORDS: dict[str, str] = {
     "taa": "light lights lamp", "betri": "battery", "mabetri": "batteries", "sola": "solar",
     "paneli": "panel panels", "jiko": "cooker stove kitchen", "pasi": "iron ironing", "friji": "fridge",
     "injini": "engine", "tairi": "tyre tyres", "magurudumu": "wheels",
+    "bati": "iron sheet roofing", "mabati": "iron sheets roofing",
     # shops, orders and delivery
     "duka": "shop store", "bidhaa": "products goods items", "stoo": "stock store",
     "kuletewa": "delivery delivered", "kusafirisha": "delivery shipping", "usafirishaji": "delivery shipping",
@@ -115,23 +117,30 @@ WORDS: dict[str, str] = {
     "magauni": "dresses gowns", "shati": "shirt", "mashati": "shirts", "suruali": "trousers",
     "pazia": "curtain curtains", "mapazia": "curtains", "zulia": "carpet rug", "mazulia": "carpets rugs",
     "blanketi": "blanket blankets", "mashuka": "sheets bedsheets",
-    "kufua": "wash laundry", "kufuliwa": "washed laundry", "doa": "stain", "madoa": "stains",
+    "kufua": "wash laundry clean", "kufuliwa": "washed laundry", "doa": "stain", "madoa": "stains",
     "zipu": "zip zipper", "kushona": "sew stitch alterations",
     # animals and their care
-    "mnyama": "animal pet", "wanyama": "animals pets", "mbwa": "dog dogs", "mbuzi": "goat",
+    "mnyama": "animal pet", "wanyama": "animals pets", "mbwa": "dog dogs", "mbuzi": "goat", "paka": "cat cats",
     "ngombe": "cow cattle", "kuku": "chicken poultry", "sungura": "rabbit", "ndege": "bird birds",
     "chanjo": "vaccine vaccination", "kuchanja": "vaccinate vaccination", "minyoo": "worms deworming",
     "kupe": "ticks", "viroboto": "fleas", "mifugo": "livestock",
     # learning
     "kozi": "course", "somo": "lesson", "masomo": "lessons", "mwalimu": "instructor teacher",
     "walimu": "instructors teachers", "mtihani": "test exam", "mitihani": "tests exams", "leseni": "licence",
-    "darasa": "class classroom", "cheti": "certificate",
+    "darasa": "class classroom", "cheti": "certificate", "shule": "school",
+    # work, people and trouble
+    "kazi": "work job", "fundi": "fundi technician repairman", "mafundi": "technicians repairmen",
+    "mpangaji": "tenant", "wapangaji": "tenants", "mwenye": "owner", "jirani": "neighbour",
+    "majirani": "neighbours", "dharura": "emergency urgent", "tayari": "ready", "muda": "time duration",
+    "uchafu": "dirt mess rubbish", "unyevu": "damp moisture", "njaa": "hunger fasting fast",
+    "jikoni": "kitchen", "chini": "low below", "jua": "sun solar", "chaji": "charge charging",
+    "pampu": "pump", "mita": "meter", "mashine": "machine", "mingapi": "how many", "mangapi": "how many",
 }
 
 ROOTS: dict[str, str] = {
     # booking and changes (verb stems)
     "weka nafasi": "book reserve", "bukisha": "book booking", "buki": "book booking",
-    "ghairi": "cancel", "ahirish": "postpone reschedule", "badilish": "change reschedule",
+    "ghairi": "cancel", "ahirish": "postpone reschedule", "badilish": "change replace reschedule",
     "thibitish": "confirm", "subiri": "wait", "ngoje": "wait",
     "chelew": "late delay", "wahi": "early on time", "fika": "arrive", "fike": "arrive",
     "kuja": "come",
@@ -139,7 +148,8 @@ ROOTS: dict[str, str] = {
     "fungu": "open", "fungw": "closed", "funga": "close", "funge": "close",
     # money
     "lipa": "pay payment", "lipi": "pay charged", "lipw": "paid pay", "rudish": "refund return",
-    "rejesh": "refund return", "nunua": "buy", "tuma": "send",
+    "rejesh": "refund return",
+    "potea": "lost missing", "potez": "lose lost", "nunua": "buy", "tuma": "send",
     "pungu": "discount reduce", "tozw": "charged fee",
     # getting there and facilities
     "egesh": "park parking", "paki": "park parking", "shuka": "drop off",
@@ -147,11 +157,17 @@ ROOTS: dict[str, str] = {
     # care and treatment
     "kanda": "massage", "sugu": "scrub", "paka": "apply",
     "podo": "makeup", "safish": "clean", "tibiw": "treated", "osha": "wash",
-    "suka": "braid", "pumzik": "relax rest",
+    "suka": "braid", "nyoa": "haircut shave", "pumzik": "relax rest",
     # rules
     "ruhusi": "allowed permitted", "ruhusiw": "allowed permitted", "kataz": "forbidden not allowed",
     "vuta": "smoke", "leta": "bring", "lete": "bring",
     "omba": "request ask", "chagu": "choose", "fanyi": "done for", "hitaj": "need",
+    # faults and repairs
+    "haribik": "broken damaged", "pasuk": "burst cracked", "mwagik": "spill leak", "zibw": "blocked",
+    "ziba": "blocked clogged", "nuka": "smell smells", "gongw": "hit accident", "pinda": "bent",
+    "shughulik": "handle deal with", "maliz": "finish", "angali": "check look", "kagu": "inspect check",
+    "sukum": "push pump", "washa": "switch on power", "rudi": "return back again", "shona": "sew stitch",
+    "chuku": "pick up collect",
 }
 
 # Swahili function words that carry no search meaning (question particles, pronouns, connectives).
@@ -163,7 +179,7 @@ STOPWORDS: frozenset[str] = frozenset(
     ndio ndiyo hapana sawa hata bado tena kila kitu vitu mtu watu hivyo hivi basi halafu kisha kwamba
     ili kabla baada mpaka hadi tangu bila zaidi kuliko hasa kweli fulani ngapi nani niko uko yuko
     tuko mko wako naweza unaweza anaweza tunaweza mnaweza wanaweza inawezekana nataka tunataka
-    msee bro sasa poa ata
+    msee bro sasa poa ata zangu zako zake zetu zenu zao huu hizi hawa
     """.split()
 )
 

@@ -93,6 +93,23 @@ def test_weekday_words_in_english_swahili_and_whatsapp_spelling(tenant):
     assert resolve_dates("What about Wednesday?", today=today) == [(date(2026, 6, 10), "Wednesday")]
 
 
+def test_weekdays_are_monday_to_friday(tenant):
+    today = date(2026, 6, 10)  # a Wednesday
+    days = resolve_dates("What time do you open on weekdays?", today=today)
+    assert [day for day, _ in days] == [date(2026, 6, day) for day in (10, 11, 12, 15, 16)]
+    assert {label for _, label in days} == {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday"}
+
+
+def test_an_opening_time_question_is_answered_by_the_timetable_alone(nairobi):
+    seed_facts()
+    now = datetime(2026, 6, 10, 9, 0, tzinfo=dt_timezone.utc)
+    weekdays = facts_for(intent="hours", message="What time do you open on weekdays?", now=now)
+    assert weekdays.answers_alone and [day.date.weekday() for day in weekdays.days] == [2, 3, 4, 0, 1]
+    # "asubuhi" (morning) is read as "morning": a word of the timetable, not a topic of its own.
+    assert facts_for(intent="hours", message="Mnafungua ofisi saa ngapi asubuhi?", now=now).answers_alone
+    assert not facts_for(intent="hours", message="Are you open on public holidays?", now=now).answers_alone
+
+
 def test_dates_already_past_this_year_roll_to_next_year(tenant):
     assert resolve_dates("open on 2 January?", today=date(2026, 6, 10)) == [(date(2027, 1, 2), "2 january")]
     assert resolve_dates("what about 24/12", today=date(2026, 6, 10)) == [(date(2026, 12, 24), "24/12")]

@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 
 from conversations import intents
-from conversations.facts import ServiceFact, format_money, match_services, named_services
+from conversations.facts import ServiceFact, asks_duration, format_money, match_services, named_services
 from knowledge.models import Service
 
 
@@ -37,6 +37,11 @@ SALON = [
     _fact("Suit Dry Cleaning (2-piece)", "700", 1440),
     _fact("Suit Dry Cleaning (3-piece)", "900", 1440),
     _fact("Generator Installation & Commissioning (up to 10 kVA)", "8500", 240),
+    _fact("Curtain Cleaning (per kg)", "220", 1440),
+    _fact("Reusable Laundry Bag (Large)", "350", None),
+    _fact("Socket or Switch Replacement", "800", 30),
+    _fact("Iron Sheet Box Profile Gauge 30 (3 m)", "1150", None),
+    _fact("Ridge Cap Gauge 30 (2 m)", "550", None),
 ]
 
 
@@ -57,6 +62,11 @@ SALON = [
     ("Bei ya suti ya vipande vitatu ni ngapi?", ["Suit Dry Cleaning (3-piece)"]),
     # another form of the same word: "install" for "Installation"
     ("How long does it take to install a generator?", ["Generator Installation & Commissioning (up to 10 kVA)"]),
+    # a Swahili word is one word however many English readings it has: "kufua" (wash / laundry / clean)
+    # with "pazia" (curtain) is the curtain row, not every washing row and the laundry bag too
+    ("Bei ya kufua pazia ni ngapi kwa kilo?", ["Curtain Cleaning (per kg)"]),
+    ("Bei ya kubadilisha soketi moja ni ngapi?", ["Socket or Switch Replacement"]),
+    ("Bei ya bati gauge 30 ni ngapi?", ["Iron Sheet Box Profile Gauge 30 (3 m)"]),
 ])
 def test_a_named_service_is_found_in_any_form(question, expected):
     assert named_services(question, SALON) == expected
@@ -137,3 +147,17 @@ def test_an_hours_question_about_a_topic_is_answered_by_the_knowledge_not_todays
     body = _ask_as(chat, monkeypatch, "hours", "Are you open on public holidays?")
     assert [c["key"] for c in body["citations"]] == ["public_holiday_hours"]
     assert "10:00 to 16:00" in body["answer"]
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("How long does a pedicure take?", True),
+    ("Inachukua muda gani?", True),
+    ("Nguo zangu zitakuwa tayari baada ya muda gani?", True),  # ready after how long: a length of time
+    ("How long will the repair take?", True),
+    ("Paka wangu apewe dawa ya minyoo kila baada ya muda gani?", False),  # how often, not how long
+    ("How long can I keep them in?", False),  # how long braids may be worn
+    ("How long do the braids last?", False),
+    ("How long before I can wash my hair?", False),
+])
+def test_how_often_or_how_long_something_lasts_is_not_a_duration_question(message, expected):
+    assert asks_duration(message) is expected
