@@ -158,6 +158,7 @@ class Facts:
     weekly: dict[str, str] = field(default_factory=dict)  # "Monday" -> "09:00-20:00" | "closed"
     named_days: bool = False  # the customer named the days (else `days` is today)
     answers_alone: bool = False  # these rows are the whole answer (no knowledge beside them)
+    answers_part: bool = False  # they answer one part of a question that asks more (knowledge beside them)
     quoted: bool = True  # whether an answer quotes them (facts_beside_knowledge)
 
     def to_dict(self) -> dict:
@@ -360,7 +361,8 @@ _NOT_A_SERVICE_LENGTH = re.compile(
     r"\bkila\s+baada\s+ya\s+muda\s+(?:gani|ngapi)\b"
     r"|\bhow\s+long\s+(?:before|after|until|till)\b"
     r"|\bhow\s+long\s+(?:can|could|should|must|may|do|does|did|will|would)\s+(?:i|we|you|they|it|he|she|my|our|your"
-    r"|the|this|these|those)\b(?:\s+\w+)?\s+(?:keep|leave|wear|last|lasts|store|stay|hold|remain)\b", re.I)
+    r"|the|this|these|those)\b(?:\s+\w+)?\s+(?:keep|leave|wear|last|lasts|store|stay|hold|remain)\b"
+    r"|\bhow\s+long\b[^?.]*\b(?:warranty|warranties|guarantee|guaranteed|dhamana)\b", re.I)
 _FACT_WORDS = frozenset("""
 how much many long price prices priced pricing cost costs costing charge charges charged fee fees rate rates pay
 paying amount total bei gharama kiasi pesa ngapi shilingi duration take takes taking minute hour time long muda
@@ -623,6 +625,23 @@ def asks_for_listing(message: str) -> bool:
                 if w not in _LISTING_WORDS and w not in _FACT_WORDS and len(w) > 1]
 
 
+def asks_more_than_facts(message: str, *, intent: str, today: date) -> bool:
+    """Whether a question that asks for facts also asks something they do not answer ("How much is the
+    call-out fee and what does it cover?", "Are you open on Christmas Day, and who do I call then?")."""
+    from conversations.providers.extractive import question_pieces
+
+    pieces = question_pieces(message)
+    if len(pieces) < 2:
+        return False
+    for piece in pieces:
+        if intent == "hours":
+            if _hours_topic(piece, resolve_dates(piece, today=today)):
+                return True
+        elif not (asks_price(piece) or asks_duration(piece)) and question_words(piece):
+            return True
+    return False
+
+
 def services_asked(message: str, services: list[ServiceFact], *, topic_names: tuple[str, ...] = ()) -> list[str]:
     """The services a question is about; for a price or duration question that names none, the one service
     the conversation was just about (`topic_names`: "bei yake ni ngapi?" after an answer on one course)."""
@@ -674,8 +693,9 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_n
             facts.services = services
         # The rows are the whole answer to what a named service costs or how long it takes, and to a
         # request for the menu; "do you sell power banks?" may be better answered by the knowledge.
-        facts.answers_alone = listing or bool(facts.matched_services) and (asks_price(message)
-                                                                           or asks_duration(message))
+        asks_fact = bool(facts.matched_services) and (asks_price(message) or asks_duration(message))
+        facts.answers_part = asks_fact and asks_more_than_facts(message, intent=intent, today=today)
+        facts.answers_alone = listing or asks_fact and not facts.answers_part
     if intent == "hours":
         schedule = weekly_hours()
         named = resolve_dates(message, today=today)
@@ -684,13 +704,14 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_n
         facts.weekly = {WEEKDAYS_EN[day]: format_ranges(ranges) if ranges else "closed"
                         for day, ranges in schedule.items()}
         facts.named_days = bool(named)
-        facts.answers_alone = bool(named) or not _hours_topic(message, asked)
+        facts.answers_part = bool(named) and asks_more_than_facts(message, intent=intent, today=today)
+        facts.answers_alone = not facts.answers_part and (bool(named) or not _hours_topic(message, asked))
     return facts
 
 
 def facts_beside_knowledge(facts: Facts, *, knowledge: bool) -> Facts:
-    """Whether the facts are quoted: when they answer alone; a named service's row also when no knowledge
-    answers ("do you sell power banks?"). Today's timetable is no answer to "are you open on public
-    holidays?": with no knowledge either, the turn is refused (and the owner sees the gap)."""
-    facts.quoted = facts.answers_alone or (not knowledge and bool(facts.matched_services))
+    """Whether the facts are quoted: when they answer alone or one part of the question; a named service's row
+    also when no knowledge answers ("do you sell power banks?"). Today's timetable is no answer to "are you
+    open on public holidays?": with no knowledge either, the turn is refused (and the owner sees the gap)."""
+    facts.quoted = facts.answers_alone or facts.answers_part or (not knowledge and bool(facts.matched_services))
     return facts

@@ -139,9 +139,14 @@ def matched_terms(question: set[str], terms: set[str]) -> frozenset[str]:
     return frozenset(q for q in question if q in terms or any(terms_match(q, t) for t in terms))
 
 
+def question_pieces(question: str) -> list[str]:
+    """The questions a message asks, as written ("Where are you", "are you open on Sunday?")."""
+    return [piece for piece in _PART_BREAK.split(question or "") if piece and piece.strip()]
+
+
 def question_parts(question: str) -> list[set[str]]:
     """The content terms of each question a message asks ("Where are you, and are you open on Sunday?")."""
-    parts = [content_terms(piece) for piece in _PART_BREAK.split(question or "")]
+    parts = [content_terms(piece) for piece in question_pieces(question)]
     return [part for part in parts if part]
 
 

@@ -8,7 +8,8 @@ import pytest
 from django.db import connection
 
 from conversations import facts
-from conversations.facts import facts_for, format_money, match_services, resolve_dates, services_list
+from conversations.facts import (facts_beside_knowledge, facts_for, format_money, match_services, resolve_dates,
+                                 services_list)
 from tests.support.spa import seed_facts
 
 
@@ -132,3 +133,18 @@ def test_the_price_list_is_only_offered_when_it_answers_the_question(tenant):
     assert len(facts_for(intent="services", message="Huduma gani mnatoa?").services) == 6
     named = facts_for(intent="services", message="How much is the bridal package?")
     assert named.matched_services == ["Bridal Glow Package"] and len(named.services) == 6
+
+
+def test_facts_that_answer_one_part_of_a_question_are_quoted_beside_the_knowledge(nairobi):
+    seed_facts()
+    now = datetime(2026, 6, 10, 9, 0, tzinfo=dt_timezone.utc)
+    both = facts_for(intent="services", message="How much is the hot stone massage and how long does it take?", now=now)
+    assert both.answers_alone and not both.answers_part
+    more = facts_for(intent="services", message="How much is the hot stone massage and what should I wear?", now=now)
+    assert more.matched_services == ["Hot Stone Massage"] and more.answers_part and not more.answers_alone
+    assert facts_beside_knowledge(more, knowledge=True).quoted  # the price, and the knowledge for the rest
+    hours = facts_for(intent="hours", message="Are you open on Christmas Eve, and can I bring my kids?", now=now)
+    assert hours.answers_part and not hours.answers_alone
+    assert facts_beside_knowledge(hours, knowledge=True).quoted
+    until = facts_for(intent="hours", message="Are you open on Saturday, and until what time?", now=now)
+    assert until.answers_alone and not until.answers_part

@@ -136,6 +136,13 @@ def test_an_hours_question_naming_a_day_is_answered_from_the_hours_only(chat, mo
     assert "10:00-17:00" in body["answer"] and "Parking" not in body["answer"]
 
 
+def test_a_question_that_asks_more_than_the_hours_gets_the_hours_and_the_knowledge(chat, monkeypatch):
+    body = _ask_as(chat, monkeypatch, "hours", "What time do you open on Sunday, and is there parking?")
+    keys = [c["key"] for c in body["citations"]]
+    assert "facts:hours" in keys and "parking" in keys
+    assert "10:00-17:00" in body["answer"] and "basement of Mirage Tower" in body["answer"]
+
+
 def test_when_are_you_open_gets_today_and_the_week(chat, monkeypatch):
     body = _ask_as(chat, monkeypatch, "hours", "What are your opening hours?")
     assert [c["key"] for c in body["citations"]] == ["facts:hours"]
@@ -158,6 +165,7 @@ def test_an_hours_question_about_a_topic_is_answered_by_the_knowledge_not_todays
     ("How long can I keep them in?", False),  # how long braids may be worn
     ("How long do the braids last?", False),
     ("How long before I can wash my hair?", False),
+    ("Lithium or gel, and how long is the warranty on each?", False),  # a warranty's length
 ])
 def test_how_often_or_how_long_something_lasts_is_not_a_duration_question(message, expected):
     assert asks_duration(message) is expected
