@@ -625,9 +625,18 @@ def asks_for_listing(message: str) -> bool:
                 if w not in _LISTING_WORDS and w not in _FACT_WORDS and len(w) > 1]
 
 
-def asks_more_than_facts(message: str, *, intent: str, today: date) -> bool:
+def _naming_words(text: str) -> list[str]:
+    """Question words other than figures and units ("and the 200W?" names a size, not a new topic)."""
+    return [word for word in question_words(text) if not word.isdigit() and word not in _UNIT_WORDS]
+
+
+def asks_more_than_facts(message: str, *, intent: str, today: date, services: list[ServiceFact] = ()) -> bool:
     """Whether a question that asks for facts also asks something they do not answer ("How much is the
-    call-out fee and what does it cover?", "Are you open on Christmas Day, and who do I call then?")."""
+    call-out fee and what does it cover?", "Are you open on Christmas Day, and who do I call then?").
+
+    A part that only names another row ("... and with a beard trim?", a follow-up joined to its topic) or
+    another day asks for facts too.
+    """
     from conversations.providers.extractive import question_pieces
 
     pieces = question_pieces(message)
@@ -637,7 +646,8 @@ def asks_more_than_facts(message: str, *, intent: str, today: date) -> bool:
         if intent == "hours":
             if _hours_topic(piece, resolve_dates(piece, today=today)):
                 return True
-        elif not (asks_price(piece) or asks_duration(piece)) and question_words(piece):
+        elif _naming_words(piece) and not (asks_price(piece) or asks_duration(piece)
+                                           or match_services(piece, services)):
             return True
     return False
 
@@ -694,7 +704,8 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_n
         # The rows are the whole answer to what a named service costs or how long it takes, and to a
         # request for the menu; "do you sell power banks?" may be better answered by the knowledge.
         asks_fact = bool(facts.matched_services) and (asks_price(message) or asks_duration(message))
-        facts.answers_part = asks_fact and asks_more_than_facts(message, intent=intent, today=today)
+        facts.answers_part = asks_fact and asks_more_than_facts(message, intent=intent, today=today,
+                                                                services=services)
         facts.answers_alone = listing or asks_fact and not facts.answers_part
     if intent == "hours":
         schedule = weekly_hours()

@@ -146,5 +146,11 @@ def test_facts_that_answer_one_part_of_a_question_are_quoted_beside_the_knowledg
     hours = facts_for(intent="hours", message="Are you open on Christmas Eve, and can I bring my kids?", now=now)
     assert hours.answers_part and not hours.answers_alone
     assert facts_beside_knowledge(hours, knowledge=True).quoted
+    # a follow-up joined to its topic names another row: still a facts question
+    other_row = facts_for(intent="services", message="How much is the hot stone massage?\nand a deep tissue one?",
+                          now=now)
+    assert other_row.answers_alone and not other_row.answers_part
+    size = facts_for(intent="services", message="How much is the hot stone massage?\nand for 120 min?", now=now)
+    assert size.answers_alone and not size.answers_part
     until = facts_for(intent="hours", message="Are you open on Saturday, and until what time?", now=now)
     assert until.answers_alone and not until.answers_part
