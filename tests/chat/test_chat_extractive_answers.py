@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conversations.prompting import assemble_prompt
-from conversations.providers.extractive import ExtractiveProvider, question_parts, split_sentences
+from conversations.providers.extractive import ExtractiveProvider, question_parts, question_pieces, split_sentences
 from knowledge.models import SnippetVersion
 from knowledge.retrieval.types import RetrievedSnippet
 from telemetry.selectors import snippets_missing_language_version
@@ -54,6 +54,14 @@ def test_question_parts_split_on_question_marks_and_new_clauses_only():
     assert len(question_parts("Where is your shop, and are you open on Sunday?")) == 2
     assert len(question_parts("Do you sell cakes? Na mnakubali M-Pesa?")) == 2
     assert len(question_parts("Do you have cheese and tomato pizza?")) == 1
+
+
+def test_what_a_customer_tells_before_asking_is_context_not_a_question_part():
+    assert question_pieces("The matatu is stuck in traffic. Will I lose my slot?") == ["Will I lose my slot"]
+    assert question_pieces("I hate crowds. When can I come in?") == ["When can I come in"]
+    # a sentence that opens like a question is one, whatever ends it; with no question mark nothing is told
+    assert question_pieces("Where are you. Do you have parking?") == ["Where are you", "Do you have parking"]
+    assert question_pieces("Where are you located. We need parking.") == ["Where are you located", "We need parking."]
 
 
 @pytest.fixture
