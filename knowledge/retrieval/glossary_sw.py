@@ -135,6 +135,24 @@ WORDS: dict[str, str] = {
     "uchafu": "dirt mess rubbish", "unyevu": "damp moisture", "njaa": "hunger fasting fast",
     "jikoni": "kitchen", "chini": "low below", "jua": "sun solar", "chaji": "charge charging",
     "pampu": "pump", "mita": "meter", "mashine": "machine", "mingapi": "how many", "mangapi": "how many",
+    # asking, time and place
+    "aje": "how", "wazi": "open", "wakati": "time when", "tarehe": "date", "ofisi": "office", "saluni": "salon",
+    "ndani": "inside indoor", "nyuma": "back reverse", "ziada": "extra additional", "kidogo": "little small",
+    "inafaa": "suitable right", "yanafaa": "suitable right", "imejaa": "full flooded",
+    # people
+    "mzazi": "parent", "wazazi": "parents", "babu": "grandfather elderly", "wadogo": "small young",
+    "dereva": "driver", "madereva": "drivers", "polisi": "police", "mlemavu": "disabled disability",
+    "walemavu": "disabled disability", "kampuni": "company",
+    # things, weather and building
+    "mvua": "rain", "matope": "mud", "rangi": "colour paint", "kamera": "camera", "fupi": "short",
+    "nzito": "heavy thick", "mazito": "heavy thick", "mbao": "timber wood", "vipimo": "measurements size",
+    "kipimo": "measurement size", "saruji": "cement", "msingi": "foundation", "cheche": "sparks",
+    "kibanda": "shed shelter", "kufuli": "padlock lock", "makabati": "lockers cupboards", "pointi": "points",
+    "mnakata": "cut", "kukata": "cut", "mnafua": "wash laundry clean",
+    # sport and health
+    "mazoezi": "exercise training workout practice", "michezo": "sports", "ndondi": "boxing",
+    "vipindi": "sessions classes", "kipindi": "session class", "presha": "blood pressure",
+    "ramadhani": "ramadan",
 }
 
 ROOTS: dict[str, str] = {
@@ -168,6 +186,14 @@ ROOTS: dict[str, str] = {
     "shughulik": "handle deal with", "maliz": "finish", "angali": "check look", "kagu": "inspect check",
     "sukum": "push pump", "washa": "switch on power", "rudi": "return back again", "shona": "sew stitch",
     "chuku": "pick up collect",
+    # doing, learning, paying
+    "kubali": "accept", "lipe": "pay", "gharimu": "cost price", "nyesha": "rain raining", "endesha": "drive driving",
+    "fundish": "teach lessons training", "tengenez": "repair fix", "weka": "keep put store", "kodish": "hire rent",
+    "ajiri": "hire employ jobs", "pima": "test measure check", "ingia": "enter come in", "kuza": "grow growth",
+    "andikish": "register enrol", "feli": "fail failed", "jiung": "join membership", "simamish": "pause freeze",
+    "changany": "mix mixing", "mwaga": "pour", "ungua": "burn burning", "isha": "expire end", "jeng": "build",
+    "dumu": "last durable",
+    "kidogo kidogo": "instalments bit by bit", "bibi harusi": "bride bridal", "akina mama": "women ladies",
 }
 
 # Swahili function words that carry no search meaning (question particles, pronouns, connectives).
