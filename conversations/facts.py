@@ -556,10 +556,10 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool) -> li
     if not services:
         return []
     name_words = frozenset(w for s in services for w in re.findall(r"[a-z0-9]+", _normalize(s.name)))
-    words = question_groups(text, keep=name_words)
-    if not words:
+    groups = question_groups(text, keep=name_words)
+    if not groups:
         return []
-    candidates = _candidates(words, services)
+    candidates = _candidates(groups, services)
 
     def beaten(c: _Candidate) -> bool:
         for other in candidates:
@@ -579,7 +579,7 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool) -> li
 
     winners = [c for c in candidates if not beaten(c)]
     accounted = set().union(*(c.by_name | c.by_description for c in winners)) if winners else set()
-    if whole and len(accounted) * 2 <= len(words):
+    if whole and len(accounted) * 2 <= len(groups):
         return []
     chosen = {c.name for c in winners}
     return [s.name for s in services if s.name in chosen]
@@ -591,7 +591,8 @@ def asks_price(message: str) -> bool:
 
 
 def asks_duration(message: str) -> bool:
-    """Whether a message asks how long something takes ("how long", "muda gani"), not how often."""
+    """Whether a message asks how long a service takes ("how long", "muda gani"), not how often or how long
+    something lasts."""
     return bool(_DURATION_QUESTION.search(_NOT_A_SERVICE_LENGTH.sub(" ", message or "")))
 
 
@@ -630,7 +631,8 @@ def _naming_words(text: str) -> list[str]:
     return [word for word in question_words(text) if not word.isdigit() and word not in _UNIT_WORDS]
 
 
-def asks_more_than_facts(message: str, *, intent: str, today: date, services: list[ServiceFact] = ()) -> bool:
+def asks_more_than_facts(message: str, *, intent: str, today: date,
+                         services: list[ServiceFact] | None = None) -> bool:
     """Whether a question that asks for facts also asks something they do not answer ("How much is the
     call-out fee and what does it cover?", "Are you open on Christmas Day, and who do I call then?").
 
@@ -647,7 +649,7 @@ def asks_more_than_facts(message: str, *, intent: str, today: date, services: li
             if _hours_topic(piece, resolve_dates(piece, today=today)):
                 return True
         elif _naming_words(piece) and not (asks_price(piece) or asks_duration(piece)
-                                           or match_services(piece, services)):
+                                           or match_services(piece, services or [])):
             return True
     return False
 
