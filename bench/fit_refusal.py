@@ -43,7 +43,7 @@ def features(runs) -> list[dict]:
 
     out = []
     for run in runs:
-        prepared = prepare_query(run.text)
+        prepared = prepare_query(run.read_text or run.text)
         out.append(signals_for(run.pool, language=prepared.language.language, question=prepared.text,
                                words=prepared.english_words).as_dict())
     return out

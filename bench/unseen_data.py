@@ -144,6 +144,7 @@ class Run:
     content_text: str
     previous_refused: bool  # the refusal decision of the code that made the run
     query_vector: list[float] = field(default_factory=list)
+    read_text: str = ""  # the text retrieval read: the question, with the knowledge's spelling of misspelt words
 
     @property
     def answerable(self) -> bool:
@@ -210,7 +211,7 @@ def run_business(business: TenantData, fold: int) -> list[Run]:
             filters = Filters(keys=tuple(keep)) if removed else None
             result = pipeline.retrieve(intent="other", query=query.text, channel="chat", filters=filters,
                                        record=False)
-            prepared = pipeline.prepare_query(query.text)
+            prepared = pipeline.with_spelling(pipeline.prepare_query(query.text))  # as retrieve read it
             raw_vector = np.array(embed_query(query.text))
             mask = np.array([k not in removed for k in keys])
             sims = np.where(mask, vectors @ raw_vector, -9.0)
@@ -221,7 +222,7 @@ def run_business(business: TenantData, fold: int) -> list[Run]:
                        ranked=[s.key for s in result.primary], vector_ranked=order, pool=captured["pool"],
                        detected_language=prepared.language.language, embedding_text=prepared.embedding_text,
                        content_text=prepared.query.content_text,
-                       previous_refused=result.refusal_reason is not None,
+                       previous_refused=result.refusal_reason is not None, read_text=prepared.text,
                        query_vector=embed_query(prepared.embedding_text))
 
         for query in business.queries:

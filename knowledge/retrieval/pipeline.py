@@ -17,6 +17,7 @@ from knowledge.retrieval.graduation import graduation_check_after_overflow
 from knowledge.retrieval.language import Expansion, QueryLanguage, detect_language, expand_swahili, tokens
 from knowledge.retrieval.relevance import decide
 from knowledge.retrieval.rewrite import query_rewrite
+from knowledge.retrieval.spelling import corrections
 from knowledge.retrieval.trivial import is_trivial
 from knowledge.retrieval.types import Retrieval, RetrievedSnippet, retrieval_from_dict
 from telemetry.models import EventName
@@ -41,6 +42,7 @@ class PreparedQuery:
     embedding_text: str
     english_words: list[str]  # the question's words in English (the glossary's rendering of Swahili, plus
     # the Swahili words it does not know)
+    spelling: tuple[str, ...] = ()  # the knowledge's spelling of words the question misspelt (with_spelling)
 
 
 def _or_text(words: list[str]) -> str:
@@ -72,6 +74,17 @@ def prepare_query(text: str) -> PreparedQuery:
                       content_text=text)
     return PreparedQuery(text=text, language=language, expansion=None, rewrite=None, query=query,
                          embedding_text=text, english_words=words)
+
+
+def with_spelling(prepared: PreparedQuery, *, cursor=None) -> PreparedQuery:
+    """An English question read with the knowledge's spelling of the words it misspells ("parkin" -> "parkin
+    parking"): the searches and the refusal decision read that text (knowledge.retrieval.spelling)."""
+    if prepared.expansion is not None:
+        return prepared
+    fixes = corrections(prepared.english_words, cursor=cursor)
+    if not fixes:
+        return prepared
+    return replace(prepare_query(f"{prepared.text} {' '.join(fixes)}"), spelling=tuple(fixes))
 
 
 def _swahili_equivalents(words: list[str]) -> list[str]:
@@ -133,7 +146,7 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
         settings_row = retrieval_settings_get(cursor=cursor)
         run_mode = mode or effective_mode(settings_row)
         started = perf_counter()
-        prepared = prepare_query(query)
+        prepared = with_spelling(prepare_query(query), cursor=cursor)
         vector, embedding_ms, embed_error = _embed(prepared.embedding_text)
         prepared.query.vector = vector
         db_started = perf_counter()
@@ -146,7 +159,7 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
             "unknown_words": prepared.expansion.unknown if prepared.expansion else [],
             "rewrite": prepared.rewrite, "keyword_query": prepared.query.or_text,
             "embedded_text": prepared.embedding_text, "embedding_error": embed_error,
-            "filters": cleaned.as_dict(),
+            "filters": cleaned.as_dict(), "spelling": list(prepared.spelling),
         }
         weights = Weights.from_settings(settings_row)
         if run_mode == "inline":

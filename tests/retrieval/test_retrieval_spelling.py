@@ -1,0 +1,38 @@
+"""Misspelt words are read as the knowledge spells them, from the tenant's own words, kept until it changes."""
+from __future__ import annotations
+
+from retrieval_kb import kb, mode  # noqa: F401 (fixtures)
+
+from knowledge.retrieval import fetch_snippets
+from knowledge.retrieval.spelling import corrections
+
+PARKING = dict(key="parking", title="Parking", body="Free customer parking behind the building; the gate is on "
+                                                    "Ngong Road.")
+FEES = dict(key="fees", title="Paying in instalments", body="You can pay the course fee in three instalments.")
+
+
+def test_a_word_the_knowledge_never_uses_gets_the_one_it_does(kb):
+    kb(**PARKING)
+    kb(**FEES)
+    assert corrections(["parkin", "instalmnts", "pay", "the"]) == ["parking", "instalments"]
+    # words the knowledge uses, short words and words close to nothing it says are left alone
+    assert corrections(["parking", "ther", "sauna", "course"]) == []
+
+
+def test_the_vocabulary_follows_the_knowledge_as_it_changes(kb):
+    kb(**PARKING)
+    assert corrections(["saunna"]) == []
+    kb(key="sauna", title="Sauna", body="The sauna is open to members after 5pm.")
+    assert corrections(["saunna"]) == ["sauna"]
+
+
+def test_a_misspelt_question_finds_the_snippet_and_says_what_it_read(kb, mode):
+    mode("hybrid")
+    kb(**PARKING)
+    kb(**FEES)
+    kb(key="location", title="Where we are", body="We are on the first floor of Prestige Plaza, opposite the "
+                                                  "shop that sells phones.")
+    result = fetch_snippets("other", query="is ther parkin near ur shop", channel="chat")
+    assert result.debug["query"]["spelling"] == ["parking"]
+    assert result.query == "is ther parkin near ur shop"  # the customer's words are what the log keeps
+    assert result.refusal_reason is None and result.snippets[0].key == "parking"
