@@ -79,9 +79,10 @@ def prepare_query(text: str) -> PreparedQuery:
 def with_spelling(prepared: PreparedQuery, *, cursor=None) -> PreparedQuery:
     """An English question read with the knowledge's spelling of the words it misspells ("parkin" -> "parkin
     parking"): the searches and the refusal decision read that text (knowledge.retrieval.spelling)."""
-    if prepared.expansion is not None:
-        return prepared
-    fixes = corrections(prepared.english_words, cursor=cursor)
+    # A Swahili or mixed question: only the words the glossary did not translate can be the knowledge's words.
+    words = prepared.english_words if prepared.expansion is None else [*prepared.expansion.kept,
+                                                                       *prepared.expansion.unknown]
+    fixes = corrections(words, cursor=cursor)
     if not fixes:
         return prepared
     return replace(prepare_query(f"{prepared.text} {' '.join(fixes)}"), spelling=tuple(fixes))

@@ -36,3 +36,16 @@ def test_a_misspelt_question_finds_the_snippet_and_says_what_it_read(kb, mode):
     assert result.debug["query"]["spelling"] == ["parking"]
     assert result.query == "is ther parkin near ur shop"  # the customer's words are what the log keeps
     assert result.refusal_reason is None and result.snippets[0].key == "parking"
+
+
+def test_in_a_mixed_question_only_the_untranslated_words_are_checked(kb, mode):
+    from knowledge.retrieval.language import detect_language
+
+    mode("hybrid")
+    kb(key="trainers", title="Personal trainers", body="Book a personal trainer at reception or on WhatsApp.")
+    question = "hw do i book a personal trainr"
+    assert detect_language(question).mixed  # read through the glossary path
+    result = fetch_snippets("other", query=question, channel="chat")
+    assert result.debug["query"]["spelling"] == ["trainer"]
+    swahili = fetch_snippets("other", query="Mnafungua saa ngapi kesho?", channel="chat")
+    assert swahili.debug["query"]["spelling"] == []  # translated words are not the knowledge's spelling
