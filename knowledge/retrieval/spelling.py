@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import threading
+from collections import OrderedDict
 
 from django.db import connection
 
@@ -18,9 +19,10 @@ from knowledge.retrieval.language import is_english_stopword
 MIN_LETTERS = 4  # shorter words ("ur", "wat") are too close to too many others
 CLOSE_ENOUGH = 0.8
 MAX_LENGTH_GAP = 2
+CACHED_TENANTS = 64  # a process serves many businesses: the least recently asked vocabulary goes first
 
 _lock = threading.Lock()
-_vocabularies: dict[str, tuple[tuple, dict[str, list[str]], frozenset[str]]] = {}
+_vocabularies: OrderedDict[str, tuple[tuple, dict[str, list[str]], frozenset[str]]] = OrderedDict()
 
 
 def corrections(words: list[str], *, cursor=None) -> list[str]:
@@ -54,9 +56,10 @@ def _vocabulary(cursor) -> tuple[dict[str, list[str]], frozenset[str]]:
         schema = getattr(connection, "schema_name", "")
         with _lock:
             cached = _vocabularies.get(schema)
-        if cached is not None and cached[0] == stamp:
-            return cached[1], cached[2]
-        # Postgres splits and de-duplicates: the text never travels to Python.
+            if cached is not None and cached[0] == stamp:
+                _vocabularies.move_to_end(schema)
+                return cached[1], cached[2]
+        # Postgres splits and de-duplicates: only the distinct words travel to Python.
         cursor.execute(
             f"SELECT DISTINCT word FROM (SELECT regexp_split_to_table(lower(title || ' ' || body), '[^[:alpha:]]+')"
             f" AS word FROM {SNIPPETS} WHERE is_active) words WHERE length(word) >= %s", [MIN_LETTERS])
@@ -69,4 +72,7 @@ def _vocabulary(cursor) -> tuple[dict[str, list[str]], frozenset[str]]:
         by_letter.setdefault(word[0], []).append(word)
     with _lock:
         _vocabularies[schema] = (stamp, by_letter, known)
+        _vocabularies.move_to_end(schema)
+        while len(_vocabularies) > CACHED_TENANTS:
+            _vocabularies.popitem(last=False)
     return by_letter, known

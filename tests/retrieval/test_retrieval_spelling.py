@@ -49,3 +49,14 @@ def test_in_a_mixed_question_only_the_untranslated_words_are_checked(kb, mode):
     assert result.debug["query"]["spelling"] == ["trainer"]
     swahili = fetch_snippets("other", query="Mnafungua saa ngapi kesho?", channel="chat")
     assert swahili.debug["query"]["spelling"] == []  # translated words are not the knowledge's spelling
+
+
+def test_the_process_keeps_a_bounded_number_of_vocabularies(kb, monkeypatch):
+    from knowledge.retrieval import spelling
+
+    kb(**PARKING)
+    monkeypatch.setattr(spelling, "_vocabularies", spelling.OrderedDict(
+        (f"other_{n}", ((0, None), {}, frozenset())) for n in range(spelling.CACHED_TENANTS)))
+    assert corrections(["parkin"]) == ["parking"]
+    assert len(spelling._vocabularies) == spelling.CACHED_TENANTS
+    assert "other_0" not in spelling._vocabularies  # the least recently asked one went
