@@ -77,15 +77,23 @@ def prepare_query(text: str) -> PreparedQuery:
 
 
 def with_spelling(prepared: PreparedQuery, *, cursor=None) -> PreparedQuery:
-    """An English question read with the knowledge's spelling of the words it misspells ("parkin" -> "parkin
+    """The question read with the knowledge's spelling of the words it misspells ("parkin" -> "parkin
     parking"): the searches and the refusal decision read that text (knowledge.retrieval.spelling)."""
-    # A Swahili or mixed question: only the words the glossary did not translate can be the knowledge's words.
-    words = prepared.english_words if prepared.expansion is None else [*prepared.expansion.kept,
-                                                                       *prepared.expansion.unknown]
-    fixes = corrections(words, cursor=cursor)
+    if prepared.expansion is None:
+        fixes = corrections(prepared.english_words, cursor=cursor)
+        return replace(prepare_query(f"{prepared.text} {' '.join(fixes)}"), spelling=tuple(fixes)) if fixes \
+            else prepared
+    # A Swahili or mixed question: only the words the glossary left untranslated can be the knowledge's words.
+    # The read is extended in place of a second prepare_query, which would ask a hosted rewrite again.
+    fixes = corrections([*prepared.expansion.kept, *prepared.expansion.unknown], cursor=cursor)
     if not fixes:
         return prepared
-    return replace(prepare_query(f"{prepared.text} {' '.join(fixes)}"), spelling=tuple(fixes))
+    added = " ".join(fixes)
+    query = replace(prepared.query, or_text=_or_text([*prepared.query.or_text.split(" or "), *fixes]),
+                    content_text=f"{prepared.query.content_text} {added}")
+    return replace(prepared, text=f"{prepared.text} {added}", query=query,
+                   embedding_text=f"{prepared.embedding_text} {added}",
+                   english_words=[*prepared.english_words, *fixes], spelling=tuple(fixes))
 
 
 def _swahili_equivalents(words: list[str]) -> list[str]:

@@ -73,6 +73,22 @@ def test_a_swahili_turn_prices_the_rewrite_into_the_turn_and_the_session(chat, l
     assert turn.meta["llm_calls"] == body["meta"]["llm_calls"]
 
 
+def test_a_misspelt_word_in_a_swahili_question_is_read_without_a_second_rewrite(chat, llm):
+    import llm as llm_layer
+    from knowledge.retrieval.pipeline import prepare_query, with_spelling
+
+    server = llm("anthropic")
+    server.replies = _replies("anthropic")
+    body = chat(message="Je, kuna parkin ya magari?", language="sw").json()
+    assert len(server.requests) == 3  # intent, one rewrite, answer
+    assert [call["purpose"] for call in body["meta"]["llm_calls"]] == ["intent", "rewrite", "answer"]
+    server.replies = [anthropic_message("car parking", input_tokens=50, output_tokens=3)]
+    with llm_layer.metering(llm_layer.Meter()) as meter:
+        prepared = with_spelling(prepare_query("Je, kuna parkin ya magari?"))
+    assert prepared.spelling == ("parking",) and "parking" in prepared.embedding_text.split()
+    assert [call.purpose for call in meter.calls] == ["rewrite"]
+
+
 def test_the_rewrite_has_its_own_short_timeout_and_no_retry(chat, llm):
     server = llm("anthropic")
     server.replies = _replies("anthropic")
