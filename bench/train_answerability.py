@@ -293,7 +293,8 @@ def evaluate(runs, scorer) -> None:
     started = time.perf_counter()
     for run in runs:
         top = by_similarity(run.pool)[:2]
-        scores = scorer.score_pairs(run.embedding_text, [best_window(run.embedding_text, c.title, c.body) for c in top]) or [0.0]
+        read = [best_window(run.embedding_text, c.title, c.body) for c in top]
+        scores = scorer.score_pairs(run.embedding_text, read) or [0.0]
         rows.append((run, max(scores), scores[0]))
     elapsed = time.perf_counter() - started
     print(f"scored {len(runs)} runs in {elapsed:.0f} s ({1000 * elapsed / max(len(runs), 1):.1f} ms per run)")
