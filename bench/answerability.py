@@ -1,4 +1,4 @@
-"""The answerability cross-encoder as the bench trains and reads it (the model itself is product code).
+"""Where the bench keeps the answerability cross-encoder it trains (the model itself is product code).
 
 `knowledge/retrieval/answerability.py` holds the model, its windows and the second stage;
 `bench/train_answerability.py` writes new weights to WEIGHTS_PATH below, `bench/fit_refusal.py
@@ -8,10 +8,5 @@ next to the product's module. docs/BENCHMARKS.md has every try's figures.
 from __future__ import annotations
 
 from pathlib import Path
-
-from knowledge.retrieval.answerability import (  # noqa: F401 - the bench's names for the product's pieces
-    MAX_TOKENS, Reader, best_window, build, logit, overlap, second_stage, sentences, windows,
-)
-from knowledge.retrieval.answerability import read_weights as _read  # noqa: F401
 
 WEIGHTS_PATH = Path(__file__).resolve().parent / "results" / "answerability.safetensors"

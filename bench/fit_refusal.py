@@ -122,7 +122,7 @@ def spot(model, stage) -> None:
 
 def answerability_scores(runs, path) -> list[float]:
     """The cross-encoder's P(answers) for each run's best candidate (its best window)."""
-    from bench.answerability import Reader
+    from knowledge.retrieval.answerability import Reader
     from knowledge.retrieval.answerability import best_by_meaning
 
     scorer = Reader(path)
@@ -136,7 +136,7 @@ def answerability_scores(runs, path) -> list[float]:
 def staged_probability(first: float, ce: float | None, stage: dict, first_cut: float) -> float:
     """The second stage's probability; where the cross-encoder read nothing (a Swahili window), 1 or 0 as
     the first stage alone decides at its own cut, so either way one cut decides."""
-    from bench.answerability import second_stage
+    from knowledge.retrieval.answerability import second_stage
 
     if ce is None:
         return 1.0 if first >= first_cut else 0.0
@@ -148,7 +148,7 @@ def fit_stack(lr_scores, ce_scores, runs) -> dict:
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
-    from bench.answerability import logit
+    from knowledge.retrieval.answerability import logit
 
     read = [i for i, score in enumerate(ce_scores) if score is not None]  # fitted where the cross-encoder read
     X = np.array([[logit(lr_scores[i]), logit(ce_scores[i])] for i in read])

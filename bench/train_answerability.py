@@ -5,7 +5,7 @@
     .venv/bin/python bench/train_answerability.py --eval  # score fold 2 with the shipped weights only
 
 Pairs come from the cached runs of bench/unseen_data.py, only from TRAIN_FOLDS, each a question against
-one window of a snippet (bench.answerability.best_window): an answerable question's relevant
+one window of a snippet (knowledge.retrieval.answerability.best_window): an answerable question's relevant
 snippets are positives; the best-ranked other snippets, and each relevant snippet with the sentence that
 shares most words with the question taken out (a near miss inside one long snippet), are negatives; a
 labelled or synthetic near miss's best-ranked snippets are negatives; and generic off-topic requests
@@ -77,7 +77,7 @@ def _without_answer(question: str, title: str, body: str) -> str | None:
     What a near miss looks like inside one long snippet: the same topic, the detail asked for gone. None
     when the snippet has a single sentence or no sentence shares a word with the question.
     """
-    from bench.answerability import overlap, sentences, windows
+    from knowledge.retrieval.answerability import overlap, sentences, windows
     from knowledge.retrieval.relevance import content_words, salient_words
 
     words = salient_words(content_words(question))
@@ -94,7 +94,7 @@ def _without_answer(question: str, title: str, body: str) -> str | None:
 
 def pairs_for(runs, *, deletions: bool = True) -> list[tuple[str, str, int, str]]:
     """(question, window, label, business) for every run's best candidates and relevant snippets."""
-    from bench.answerability import best_window
+    from knowledge.retrieval.answerability import best_window
 
     out = []
     for run in runs:
@@ -148,7 +148,7 @@ def generic_pairs(train_runs, evaluated: set[str]) -> list[tuple[str, str, int, 
     """
     import numpy as np
 
-    from bench.answerability import best_window
+    from knowledge.retrieval.answerability import best_window
     from knowledge.embeddings import embed_texts
     from knowledge.retrieval.pipeline import prepare_query
     from knowledge.services import embedding_text
@@ -190,7 +190,7 @@ def generic_pairs(train_runs, evaluated: set[str]) -> list[tuple[str, str, int, 
 def train(pairs, *, layers: int, epochs: int, threads: int, written: set[str], seed: int = SEED):
     import torch
 
-    from bench.answerability import MAX_TOKENS, build
+    from knowledge.retrieval.answerability import MAX_TOKENS, build
 
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
@@ -266,10 +266,10 @@ def soup(paths: list[Path], out: Path) -> None:
     Fine-tunings from the same pre-trained start stay in one basin, so their average reads like their
     ensemble at the cost of one model: what it says about a pair depends less on one training's luck.
     """
-    from bench.answerability import _read
+    from knowledge.retrieval.answerability import read_weights
     from safetensors.torch import save_file
 
-    states, metas = zip(*(_read(path) for path in paths))
+    states, metas = zip(*(read_weights(path) for path in paths))
     averaged = {key: (sum(state[key].float() for state in states) / len(states)).half().contiguous()
                 for key in states[0]}
     meta = dict(metas[0], soup=[path.name for path in paths], seeds=[m.get("seed") for m in metas])
@@ -287,7 +287,7 @@ def auc(scores: list[float], labels: list[int]) -> float:
 
 def evaluate(runs, scorer) -> None:
     """Per run: the best score over the top candidates; AUC answerable vs not, by dataset and language."""
-    from bench.answerability import best_window
+    from knowledge.retrieval.answerability import best_window
 
     rows = []
     started = time.perf_counter()
@@ -336,7 +336,8 @@ def main() -> int:
                         help="average these trainings' weights into --out and score that")
     args = parser.parse_args()
     common.setup_django(migrate=False)
-    from bench.answerability import WEIGHTS_PATH, Reader
+    from bench.answerability import WEIGHTS_PATH
+    from knowledge.retrieval.answerability import Reader
 
     out = args.out or WEIGHTS_PATH
     if args.soup:

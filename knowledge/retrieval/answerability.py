@@ -213,6 +213,7 @@ def logit(p: float) -> float:
 
 def second_stage(first: float, answerable: float, stage: dict) -> float:
     """P(answerable) from the refusal model's probability and the cross-encoder's, as fitted together."""
+    from knowledge.retrieval.relevance import sigmoid
+
     a, b = stage["coefficients"]
-    z = stage["intercept"] + a * logit(first) + b * logit(answerable)
-    return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
+    return sigmoid(stage["intercept"] + a * logit(first) + b * logit(answerable))

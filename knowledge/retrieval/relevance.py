@@ -263,6 +263,11 @@ def probability(signals: Signals | dict, model: dict | None = None) -> float:
     for name, coefficient, mean, scale in zip(model["features"], model["coefficients"], model["means"],
                                               model["scales"], strict=True):
         z += coefficient * (values.get(name, 0.0) - mean) / (scale or 1.0)
+    return sigmoid(z)
+
+
+def sigmoid(z: float) -> float:
+    """1 / (1 + e^-z), with z clipped so a far-off score cannot overflow."""
     return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
 
 
