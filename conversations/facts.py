@@ -9,7 +9,7 @@ import calendar
 import difflib
 import math
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime, time, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -123,6 +123,7 @@ class DayHours:
     special: bool = False
     note: str = ""
     label: str = ""  # what the customer called it: "today", "Christmas Eve", "Saturday"
+    past: bool = False  # a named special day whose next date the owner has not entered: the last one shown
 
     @property
     def closed(self) -> bool:
@@ -137,12 +138,15 @@ class DayHours:
             body = (f"tuko wazi {format_ranges(self.ranges)}" if language == "sw"
                     else f"open {format_ranges(self.ranges)}")
         note = f" ({self.note})" if self.note else ""
+        if self.past:
+            last = ", ya mwisho iliyoandikwa" if language == "sw" else ", the last one on record"
+            return f"{when}{note}{last}: {body}."
         return f"{when}{note}: {body}."
 
     def to_dict(self) -> dict:
         return {"date": self.date.isoformat(), "label": self.label, "weekday": WEEKDAYS_EN[self.date.weekday()],
                 "closed": self.closed, "ranges": [[f"{o:%H:%M}", f"{c:%H:%M}"] for o, c in self.ranges],
-                "special": self.special, "note": self.note}
+                "special": self.special, "note": self.note, "past": self.past}
 
 
 @dataclass
@@ -279,14 +283,18 @@ def _next_on_or_after(today: date, month: int, day: int) -> date | None:
 
 
 def _special_day_names(today: date) -> list[tuple[str, date]]:
-    """Upcoming special days by their name (the note up to a bracket or comma), e.g. 'Madaraka Day'."""
-    names = []
-    horizon = today + timedelta(days=366)
-    for special in SpecialDay.objects.filter(date__gte=today, date__lte=horizon).order_by("date"):
+    """Special days by their name (the note up to a bracket or comma), e.g. 'Madaraka Day': the next one, or,
+    when the owner has not entered the next one yet, the last one of the past year."""
+    names: dict[str, date] = {}
+    span = timedelta(days=366)
+    # Upcoming days first (soonest first), then past ones (latest first): the first date kept for a name wins.
+    upcoming = SpecialDay.objects.filter(date__gte=today, date__lte=today + span).order_by("date")
+    past = SpecialDay.objects.filter(date__lt=today, date__gte=today - span).order_by("-date")
+    for special in [*upcoming, *past]:
         name = re.split(r"[(,;:]", special.note or "")[0].strip().lower()
         if 2 <= len(name.split()) <= 4:
-            names.append((name, special.date))
-    return names
+            names.setdefault(name, special.date)
+    return list(names.items())
 
 
 def resolve_dates(text: str, *, today: date) -> list[tuple[date, str]]:
@@ -713,7 +721,10 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_n
         schedule = weekly_hours()
         named = resolve_dates(message, today=today)
         asked = named or [(today, "today")]
-        facts.days = [hours_on(day=day, label=label, weekly=schedule) for day, label in asked[:7]]
+        # A past date the customer did not write out ("Mashujaa Day" after this year's) is the last one on record.
+        facts.days = [replace(hours_on(day=day, label=label, weekly=schedule),
+                              past=day < today and not any(ch.isdigit() for ch in label))
+                      for day, label in asked[:7]]
         facts.weekly = {WEEKDAYS_EN[day]: format_ranges(ranges) if ranges else "closed"
                         for day, ranges in schedule.items()}
         facts.named_days = bool(named)

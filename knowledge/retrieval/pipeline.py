@@ -67,6 +67,11 @@ def prepare_query(text: str) -> PreparedQuery:
         query = QueryText(or_text=_or_text([*words, *english_words]), and_text=" ".join(english_words or words),
                           content_text=content or text)
         embedding_text = english if english_words else text
+        if language.language == "en":
+            # Mostly English with a few words the detector reads as Swahili (a place name, "mpesa", a typo):
+            # the sentence itself carries the meaning ("Where is your salon in Nakuru?" is not "salon").
+            added = [word for word in english_words if word not in words]
+            embedding_text = " ".join([text, *added])
         # Words the glossary does not know stay: an answer must speak to them too.
         return PreparedQuery(text=text, language=language, expansion=expansion, rewrite=rewrite, query=query,
                              embedding_text=embedding_text, english_words=[*english_words, *expansion.unknown])

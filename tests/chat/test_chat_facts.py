@@ -54,7 +54,7 @@ def test_todays_hours_use_the_tenants_time_zone(nairobi):
     assert result.today == date(2026, 6, 13)
     assert [d.to_dict() for d in result.days] == [{
         "date": "2026-06-13", "label": "today", "weekday": "Saturday", "closed": False,
-        "ranges": [["09:00", "19:00"]], "special": False, "note": ""}]
+        "ranges": [["09:00", "19:00"]], "special": False, "note": "", "past": False}]
     assert result.days[0].sentence() == "Saturday 13 June 2026: open 09:00-19:00."
     assert result.weekly["Sunday"] == "10:00-17:00"
 
@@ -83,6 +83,20 @@ def test_holiday_names_from_the_owners_notes_are_understood(nairobi):
     today = date(2026, 5, 20)
     assert resolve_dates("Will you still be working on Madaraka Day?", today=today) == [
         (date(2026, 6, 1), "Madaraka Day")]
+
+
+def test_a_named_holiday_already_past_this_year_answers_with_the_last_one_on_record(nairobi):
+    seed_facts()
+    # Madaraka Day 2026 has passed and the owner has not entered 2027's yet.
+    now = datetime(2026, 9, 1, 9, 0, tzinfo=dt_timezone.utc)
+    day = facts_for(intent="hours", message="Are you open on Madaraka Day?", now=now).days[0]
+    assert (day.date, day.special, day.past) == (date(2026, 6, 1), True, True)
+    assert day.sentence() == ("Monday 1 June 2026 (Madaraka Day (public holiday hours)), the last one on record: "
+                              "open 10:00-16:00.")
+    assert day.sentence(language="sw").endswith(", ya mwisho iliyoandikwa: tuko wazi 10:00-16:00.")
+    # A date the customer writes out is that date, not "the last one".
+    written = facts_for(intent="hours", message="Were you open on 2026-06-01?", now=now).days[0]
+    assert written.date == date(2026, 6, 1) and not written.past
 
 
 def test_weekday_words_in_english_swahili_and_whatsapp_spelling(tenant):

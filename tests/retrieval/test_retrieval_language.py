@@ -69,3 +69,19 @@ def test_an_off_topic_question_is_refused_and_a_covered_one_answered(kb, mode):
 ])
 def test_swahili_numbers_are_read_as_figures(text, expected):
     assert swahili_numerals(text) == expected
+
+
+def test_an_english_question_with_a_swahili_looking_place_name_is_embedded_whole(kb, mode):
+    from knowledge.retrieval.pipeline import prepare_query
+
+    prepared = prepare_query("Where is your salon in Nakuru?")
+    # The detector hears some Swahili in "Nakuru"; the sentence is still what the vector search reads.
+    assert prepared.language.language == "en" and prepared.language.mixed
+    assert prepared.embedding_text.startswith("Where is your salon in Nakuru?")
+    mode("hybrid")
+    kb(key="location", title="Where to find us", body="We are in Nakuru town, on the first floor of Rift Valley "
+                                                      "Arcade, Kenyatta Avenue, opposite the Post Office.")
+    kb(key="ladies", title="Ladies' hair", body="For ladies we do wash and blow-dry, relaxers and box braids at "
+                                                "the salon.")
+    result = fetch_snippets("other", query="Where is your salon in Nakuru?", channel="chat")
+    assert result.snippets[0].key == "location"
