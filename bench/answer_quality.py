@@ -15,6 +15,8 @@ anything; the default), `choose` (folds 0-2) or `all`.
 - facts from the right rows: `structured` questions answered from the facts with exactly the labelled
   services (`Name: KES ...` lines) or, for an hours question, from the opening hours and no service row;
 - answers quoting metadata: answers (to any question) containing a `Keywords:` authoring line;
+- framed in the question's language: answers opening with a framing phrase ("Here is what I found:",
+  "Hiki ndicho nilichopata:") in the question's labelled language;
 - Swahili in Swahili: Swahili questions one of whose relevant snippets has an owner-approved Swahili
   version, answered with text that reads as Swahili (the framing phrase and markers left out); and the
   same share among Swahili answers that cite a snippet with a Swahili version (what retrieval found).
@@ -163,6 +165,8 @@ def score(asked: list[Asked], names: dict[str, list[str]]) -> dict:
     citing = [a for a in asked if a.language == "sw" and not a.refused and a.cites_sw_version]
     citing_in_swahili = [a for a in citing if i18n.detect_language(answer_body(a.answer)) == "sw"]
     multi_cited = sum(1 for a in answered if len(a.cited) > 1)
+    framed = [(a, framing_language(a.answer)) for a in asked if not a.refused]
+    framed = [(a, language) for a, language in framed if language]
     return {
         "n_answerable": len(answerable),
         "answered": len(answered) / len(answerable) if answerable else None,
@@ -178,7 +182,20 @@ def score(asked: list[Asked], names: dict[str, list[str]]) -> dict:
         "swahili_answered_in_swahili": len(in_swahili) / len(swahili) if swahili else None,
         "n_swahili_citing_version": len(citing),
         "swahili_citing_version_in_swahili": len(citing_in_swahili) / len(citing) if citing else None,
+        "n_framed": len(framed),
+        "framed_in_question_language": (sum(1 for a, language in framed if language == a.language) / len(framed)
+                                        if framed else None),
     }
+
+
+def framing_language(answer: str) -> str | None:
+    """The language of the phrase an answer opens with ("Here is what I found:"), if it opens with one."""
+    from conversations import i18n
+
+    for language in i18n.SUPPORTED_LANGUAGES:
+        if any(answer.startswith(i18n.phrase(name, language=language)) for name in ("found", "found_facts")):
+            return language
+    return None
 
 
 def scores_by_scope(asked: list[Asked], names: dict[str, list[str]]) -> dict[str, dict]:
@@ -209,6 +226,8 @@ ROWS = [
     ("... answered in Swahili", "swahili_answered_in_swahili"),
     ("Swahili answers citing a snippet with a Swahili version (n)", "n_swahili_citing_version"),
     ("... in Swahili", "swahili_citing_version_in_swahili"),
+    ("answers opening with a framing phrase (n)", "n_framed"),
+    ("... framed in the question's language", "framed_in_question_language"),
 ]
 
 

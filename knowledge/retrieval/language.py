@@ -83,7 +83,33 @@ def detect_language(text: str) -> QueryLanguage:
     if len(words) <= 3 and known == len(words) and not any(word in _EN_STOPWORDS for word in words):
         confidence = max(confidence, 0.9)
     language = "sw" if confidence >= 0.5 else "en"
-    return QueryLanguage(language=language, swahili_share=round(confidence, 3), mixed=0.2 <= confidence <= 0.8)
+    mixed = 0.2 <= confidence <= 0.8
+    # A place name ("Mashujaa", "Juja") or WhatsApp spelling ("paybil numba") sways the detector; the
+    # sentence's function words say which language it is built in: they decide when the detector is unsure,
+    # or when they all point one way ("Bei ya pedicure ni ngapi?").
+    english, swahili = _word_votes(text, words)
+    if mixed and english != swahili:
+        language = "en" if english > swahili else "sw"
+    elif min(english, swahili) == 0 and max(english, swahili) >= 2:
+        language = "en" if english else "sw"
+    return QueryLanguage(language=language, swahili_share=round(confidence, 3), mixed=mixed)
+
+
+# English words as WhatsApp writes them ("do u wrk", "cn i pay wit"), read as English function words.
+_EN_SHORT = frozenset("u ur r wat wht hw cn wit wth frm pls plz wen whr wich im dont cant wanna gonna".split())
+
+
+_NAME_RE = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-z]+")
+
+
+def _word_votes(text: str, words: list[str]) -> tuple[int, int]:
+    """(English function words, Swahili words the glossary knows): the language a sentence is built in. A
+    capitalised word inside a sentence is a name ("Who owns Jua Bora Solar?") and votes for neither."""
+    names = {match.group(0).lower() for match in _NAME_RE.finditer(text.strip())}
+    english = sum(1 for word in words if word in _EN_STOPWORDS or word in _EN_SHORT)
+    swahili = sum(1 for word in words if word not in _EN_STOPWORDS and word not in glossary_sw.LOANWORDS
+                  and word not in names and (word in glossary_sw.STOPWORDS or word in glossary_sw.WORDS))
+    return english, swahili
 
 
 @dataclass

@@ -13,6 +13,10 @@ from knowledge.retrieval.relevance import MODEL_PATH, load_model
     ("Is there parking at the spa?", "en"), ("Kuna mahali pa kuegesha gari?", "sw"),
     ("Mnauza vocha za zawadi?", "sw"), ("Jumapili mnafungua saa ngapi?", "sw"),
     ("Sasa msee, mnachukua walk-in ama lazima ubook kwanza?", "sw"), ("Do you sell gift vouchers?", "en"),
+    # A name or WhatsApp spelling sways the detector; the sentence's function words decide.
+    ("Are you open on Mashujaa Day?", "en"), ("do u wrk in juja", "en"), ("cn i pay wit mpesa paybil", "en"),
+    ("Who owns Jua Bora Solar?", "en"), ("Bei ya pedicure ni ngapi?", "sw"),
+    ("Nalipa aje kwa Paybill? Account number ni gani?", "sw"),
 ])
 def test_it_detects_english_and_swahili(text, language):
     assert detect_language(text).language == language
