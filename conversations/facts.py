@@ -470,13 +470,16 @@ def question_groups(text: str, *, keep: frozenset[str] = frozenset()) -> list[tu
     glossary translations ("kufua" -> wash / laundry / clean), so one word counts once however many
     English words it stands for."""
     from conversations.i18n import detect_language
-    from knowledge.retrieval.language import expand_swahili
+    from knowledge.retrieval.language import expand_swahili, is_english_stopword
 
     if detect_language(text) == "sw":
         expansion = expand_swahili(text)
         single = [*expansion.kept, *expansion.unknown]
         readings = [[word] for word in _words(" ".join(single), keep=keep)]
-        readings += [_words(english, keep=keep) for english in expansion.english]
+        # A glossary reading's particles ("chukua" -> "pick up") are not the customer's words: "up" must not
+        # name "Generator Installation (up to 10 kVA)".
+        readings += [[word for word in _words(english, keep=keep) if not is_english_stopword(word)]
+                     for english in expansion.english]
     else:
         readings = [[word] for word in _words(text, keep=keep)]
     groups: list[tuple[str, ...]] = []

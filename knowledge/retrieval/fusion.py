@@ -82,7 +82,8 @@ class ThresholdResult:
 
 def apply_threshold(candidates: list[Candidate], *, threshold: float,
                     margin: float = THRESHOLD_MARGIN) -> ThresholdResult:
-    """Drop low-similarity noise: candidates below both the threshold and (best similarity - margin).
+    """Drop low-similarity noise: candidates below both the threshold and (best similarity - margin). A
+    candidate whose title is that close stays too.
 
     The best vector match is never dropped, so the threshold alone never empties a result (answer or
     refuse is decided by the calibrated refusal model). A version still waiting for its embedding stays
@@ -95,7 +96,7 @@ def apply_threshold(candidates: list[Candidate], *, threshold: float,
     cut = threshold if best is None else min(threshold, best - margin)
     kept: list[Candidate] = []
     for candidate in candidates:
-        if candidate.similarity is not None and candidate.similarity >= cut:
+        if candidate.similarity is not None and _closeness(candidate) >= cut:
             candidate.match_type = "hybrid" if candidate.keyword_rank > 0 else "vector"
         elif candidate.keyword_rank > 0 and (candidate.similarity is None or fallback):
             candidate.match_type = "keyword"
@@ -105,6 +106,12 @@ def apply_threshold(candidates: list[Candidate], *, threshold: float,
     kept_ids = {c.id for c in kept}
     return ThresholdResult(kept=kept, dropped=[c for c in candidates if c.id not in kept_ids],
                            fallback_used=fallback and bool(kept), cut=cut)
+
+
+def _closeness(candidate: Candidate) -> float:
+    # The snippet's or its title's similarity: "How to book a technician" is no noise to "How do I book a
+    # plumber?" however little of its long body (numbers, channels) the question's vector shares.
+    return max(candidate.similarity or 0.0, candidate.title_similarity or 0.0)
 
 
 @dataclass

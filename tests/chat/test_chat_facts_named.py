@@ -82,6 +82,11 @@ def test_something_not_on_the_list_names_no_service(question):
     assert named_services(question, SALON) == []
 
 
+def test_a_glossary_readings_particle_names_nothing():
+    # "inachukua" (it takes) reads "pick up": "up" is not the customer's word for "(up to 10 kVA)".
+    assert match_services("inachukua muda gani?", SALON) == []
+
+
 def test_a_mention_in_a_longer_message_still_finds_the_service_for_a_handoff():
     message = "I'd like to book a spa manicure for my sister on Saturday morning please"
     assert named_services(message, SALON) == []

@@ -11,7 +11,7 @@ from knowledge import embeddings
 from knowledge.models import SnippetVersion
 from knowledge.retrieval import FilterError, fetch_snippets, retrieve
 from knowledge.retrieval.candidates import Candidate
-from knowledge.retrieval.fusion import MIN_EXCERPT_TOKENS, THRESHOLD_MARGIN, pack
+from knowledge.retrieval.fusion import MIN_EXCERPT_TOKENS, THRESHOLD_MARGIN, apply_threshold, pack
 
 pytestmark = pytest.mark.django_db
 
@@ -92,12 +92,29 @@ def test_candidates_below_the_similarity_threshold_are_dropped(kb, mode):
     kb.spa()
     mode("hybrid", similarity_threshold=0.4)
     result = fetch_snippets("other", query="Is there parking?", channel="chat")
-    similarities = {row["key"]: row["similarity"] for row in result.debug["fusion"]}
+    # A snippet is as close as its body or its title, whichever is closer.
+    similarities = {row["key"]: max(row["similarity"], row["title_similarity"] or 0.0)
+                    for row in result.debug["fusion"]}
     assert primary_keys(result) and all(similarities[key] >= 0.4 for key in primary_keys(result))
     dropped = {row["key"] for row in result.debug["threshold"]["dropped"]}
     assert dropped == {key for key, value in similarities.items() if value < 0.4}
     assert "cancellation" in dropped
     assert result.fallback_used is False
+
+
+def test_a_snippet_whose_title_matches_is_not_dropped_for_its_long_body():
+    def candidate(key, similarity, title_similarity):
+        return Candidate(id=len(key), key=key, version=1, title=key, body=key, category="general",
+                         status="accepted", token_count=10, similarity=similarity,
+                         title_similarity=title_similarity)
+
+    best = candidate("qualifications", 0.35, 0.31)
+    booking = candidate("how_to_book", 0.19, 0.54)  # "How to book a technician" for "How do I book a plumber?"
+    noise = candidate("borehole", 0.19, 0.10)
+    result = apply_threshold([best, booking, noise], threshold=0.25)
+    assert result.cut == pytest.approx(0.35 - THRESHOLD_MARGIN)  # the cut follows the best body similarity
+    assert [c.key for c in result.kept] == ["qualifications", "how_to_book"]
+    assert [c.key for c in result.dropped] == ["borehole"]
 
 
 def _candidate(key: str, tokens: int) -> Candidate:
