@@ -54,6 +54,10 @@ get got go going come coming there here now today still same more less extra
 na ya wa za la cha vya kwa ni je pia au kama sasa gani nini ngapi vipi wapi lini
 """.split())
 _WORD = re.compile(r"[a-zà-ÿ0-9']+", re.I)
+# A Swahili verb opening the message with a subject prefix for "it", "they" (things) or "he/she" carries the
+# pronoun English writes as a word: "inachukua muda gani?" is "how long does it take?", "atakuja saa ngapi?"
+# "when will he come?".
+_SW_SUBJECT_VERB = re.compile(r"^(?:ha)?(?:in|it|im|il|zin|zit|zim|an|at|am)[a-z]{4,}$")
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,9 @@ def elliptical_reasons(message: str) -> tuple[str, ...]:
         reasons.append("trailing_je")
     words = words_of(message)
     if any(word in _ANAPHORA for word in words) and len(own_words(message)) <= 3:
+        reasons.append("points_back")
+    elif words and _SW_SUBJECT_VERB.match(words[0]) and len(own_words(message)) <= 3 \
+            and detect_language(message) == "sw":
         reasons.append("points_back")
     return tuple(reasons)
 

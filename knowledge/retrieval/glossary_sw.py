@@ -17,7 +17,7 @@ WORDS: dict[str, str] = {
     "wapi": "where location", "lini": "when", "saa": "time hour", "ngapi": "how much how many",
     "kiasi": "amount how much", "bei": "price cost", "gharama": "cost price", "je": "",
     "mnafanya": "do offer", "mnatoa": "offer provide", "mnauza": "sell", "kuna": "there is",
-    "mna": "have", "mko": "located where", "iko": "located", "ipo": "available",
+    "mna": "have", "mko": "located where", "iko": "located", "ipo": "available", "msaada": "help",
     "bure": "free", "lazima": "must required", "ruhusa": "permission allowed",
     # time
     "leo": "today", "kesho": "tomorrow", "jana": "yesterday", "asubuhi": "morning", "mchana": "afternoon",
@@ -180,7 +180,7 @@ ROOTS: dict[str, str] = {
     # rules
     "ruhusi": "allowed permitted", "ruhusiw": "allowed permitted", "kataz": "forbidden not allowed",
     "vuta": "smoke", "leta": "bring", "lete": "bring",
-    "omba": "request ask", "chagu": "choose", "fanyi": "done for", "hitaj": "need",
+    "omba": "request ask apply", "saidi": "help assist", "chagu": "choose", "fanyi": "done for", "hitaj": "need",
     # faults and repairs
     "haribik": "broken damaged", "pasuk": "burst cracked", "mwagik": "spill leak", "zibw": "blocked",
     "ziba": "blocked clogged", "nuka": "smell smells", "gongw": "hit accident", "pinda": "bent",
@@ -206,7 +206,7 @@ STOPWORDS: frozenset[str] = frozenset(
     ndio ndiyo hapana sawa hata bado tena kila kitu vitu mtu watu hivyo hivi basi halafu kisha kwamba
     ili kabla baada mpaka hadi tangu bila zaidi kuliko hasa kweli fulani ngapi nani niko uko yuko
     tuko mko wako naweza unaweza anaweza tunaweza mnaweza wanaweza inawezekana nataka tunataka
-    msee bro sasa poa ata zangu zako zake zetu zenu zao huu hizi hawa
+    msee bro sasa poa ata zangu zako zake zetu zenu zao huu hizi hawa tafadhali
     """.split()
 )
 

@@ -100,6 +100,11 @@ def test_an_old_topic_is_not_a_follow_ups_topic(chat):
     ("is it the same at night?", ("continues", "points_back")),
     ("What payment methods do you accept?", ()),
     ("Do you have parking for my car at the Mirage Tower?", ()),
+    # A Swahili verb's subject prefix is the "it" / "he" English writes as a word.
+    ("inachukua muda gani?", ("points_back",)),
+    ("atakuja saa ngapi?", ("points_back",)),
+    ("Mnafungua saa ngapi Jumamosi?", ()),
+    ("interested in your braids", ()),
 ])
 def test_which_messages_are_elliptical(message, reasons):
     assert followups.elliptical_reasons(message) == reasons
