@@ -58,6 +58,7 @@ class Candidate:
     keyword_score: float = 0.0
     heading_score: float = 0.0
     boost: float = 0.0
+    type_boost: float = 0.0  # holds the kind of answer asked for (fusion.ANSWER_TYPE_BOOST)
     penalty: float = 0.0
     fused: float = 0.0
     score: float = 0.0

@@ -2,7 +2,7 @@
 
 fused = vector_weight * similarity + keyword_weight * keyword + heading_weight * heading
 similarity = (1 - title_weight) * whole-snippet cosine + title_weight * title cosine
-score = fused + canonical_boost (canonical) - deprecated_penalty (deprecated)
+score = fused + canonical_boost (canonical) + answer-type boost - deprecated_penalty (deprecated)
 
 - similarity: cosine similarity of the whole snippet, blended with its title's alone (a question an owner
   wrote as the title often matches a customer's wording better than title + body; 0 when the version has
@@ -10,7 +10,8 @@ score = fused + canonical_boost (canonical) - deprecated_penalty (deprecated)
 - keyword: IDF-weighted coverage: the share of the query's content words found in the candidate, each
   word weighted by its rarity in the tenant's KB (a BM25-like signal Postgres' ts_rank_cd lacks; on the
   development tenant it beat ts_rank_cd scaled by the best rank, see docs/adr/0007-retrieval-fusion-graduation-refusal.md);
-- heading: share of the query's content words found in the title / key (or a chunk's heading path).
+- heading: share of the query's content words found in the title / key (or a chunk's heading path);
+- answer type: a question asking for a price, time, duration or place lifts the candidates that hold one.
 
 The defaults (0.8 / 0.1 / 0.0) make the ranking vector-first: full keyword coverage is worth 0.125 of
 cosine similarity, so keyword evidence reorders near-ties and lifts keyword-only finds, but no longer
@@ -21,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from knowledge.retrieval.answer_types import gives_type
 from knowledge.retrieval.candidates import Candidate
 from knowledge.tokens import token_estimate
 
@@ -28,6 +30,9 @@ from knowledge.tokens import token_estimate
 # when every match is weak (a paraphrase the model scores low) the cut follows the best match down
 # instead of emptying the result. Whether to answer at all is the refusal model's decision.
 THRESHOLD_MARGIN = 0.15
+# Added to a candidate that holds the kind of answer the question asks for (a price for "how much", a place
+# for "where"): chosen on the choosing folds by bench/answer_type_boost.py.
+ANSWER_TYPE_BOOST = 0.08
 # Packing cuts a result that does not fit down to an excerpt instead of skipping it: always the first
 # result, and the next ones of the top TRUNCATE_TOP while at least MIN_EXCERPT_TOKENS are left.
 TRUNCATE_TOP = 3
@@ -51,8 +56,10 @@ class Weights:
                    canonical_boost=row.canonical_boost, deprecated_penalty=row.deprecated_penalty)
 
 
-def fuse(candidates: list[Candidate], weights: Weights) -> None:
-    """Fill each candidate's component scores, boost/penalty and final score (in place)."""
+def fuse(candidates: list[Candidate], weights: Weights, *, types: set[str] | frozenset[str] = frozenset(),
+         type_boost: float = ANSWER_TYPE_BOOST) -> None:
+    """Fill each candidate's component scores, boost/penalty and final score (in place). `types`: the answer
+    types the question asks for (answer_types); a candidate giving all of them gets `type_boost`."""
     for candidate in candidates:
         candidate.vector_score = max(candidate.blended_similarity(weights.title), 0.0)
         # Document chunks come with plain coverage only (their search module has no IDF weights).
@@ -64,7 +71,9 @@ def fuse(candidates: list[Candidate], weights: Weights) -> None:
                            + weights.heading * candidate.heading_score)
         candidate.boost = weights.canonical_boost if candidate.status == "canonical" else 0.0
         candidate.penalty = weights.deprecated_penalty if candidate.status == "deprecated" else 0.0
-        candidate.score = candidate.fused + candidate.boost - candidate.penalty
+        text = f"{candidate.title}. {candidate.body}"
+        candidate.type_boost = type_boost if types and all(gives_type(text, name) for name in types) else 0.0
+        candidate.score = candidate.fused + candidate.boost + candidate.type_boost - candidate.penalty
 
 
 def rank(candidates: list[Candidate]) -> list[Candidate]:

@@ -9,6 +9,7 @@ from django.db import connection
 
 from knowledge.embeddings import EmbeddingError, embed_query
 from knowledge.retrieval import candidates as sql
+from knowledge.retrieval.answer_types import answer_types
 from knowledge.retrieval.candidates import Candidate, QueryText
 from knowledge.retrieval.config import effective_mode, retrieval_settings_get, tenant_today, token_budget
 from knowledge.retrieval.filters import Filters, filters_clean
@@ -229,11 +230,12 @@ def _fusion_row(c: Candidate, weights: Weights) -> dict:
         "vector_score": round(c.vector_score, 4), "keyword_rank": round(c.keyword_rank, 4),
         "keyword_score": round(c.keyword_score, 4), "heading_score": round(c.heading_score, 4),
         "coverage": round(c.coverage, 4), "fused": round(c.fused, 4), "boost": round(c.boost, 4),
+        "type_boost": round(c.type_boost, 4),
         "penalty": round(c.penalty, 4), "score": round(c.score, 4), "status": c.status,
         "tokens": c.token_count, "pending": c.pending, "vector_rank": c.vector_rank, "fts_rank": c.fts_rank,
         "formula": (f"{weights.vector:g}×{c.vector_score:.3f} + {weights.keyword:g}×{c.keyword_score:.3f} + "
                     f"{weights.heading:g}×{c.heading_score:.3f} = {c.fused:.3f}; "
-                    f"+{c.boost:.2f} boost −{c.penalty:.2f} penalty = {c.score:.3f}"),
+                    f"+{c.boost:.2f} boost +{c.type_boost:.2f} answer type −{c.penalty:.2f} penalty = {c.score:.3f}"),
     }
 
 
@@ -270,13 +272,14 @@ def _inline(result: Retrieval, *, settings_row, intent: str, channel: str, limit
         event_record(name=EventName.KNOWLEDGE_OVERFLOW,
                      payload={"intent": intent, "returned": len(chosen), "total": total})
     pool = sql.snippet_signals(ids=chosen, query=prepared.query, cursor=cursor) if not filters.collections else []
-    fuse(pool, weights)
+    types = answer_types(prepared.text)
+    fuse(pool, weights, types=types)
     for candidate in pool:
         candidate.match_type = "inline"
     # Document chunks are too many to inline: the relevant ones (above the similarity threshold) join
     # within what is left of the caps.
     chunks = _chunk_candidates(prepared=prepared, filters=filters, session=session, limit=limit)
-    fuse(chunks, weights)
+    fuse(chunks, weights, types=types)
     room = max(limit - len(pool), 0)
     for chunk in rank([c for c in chunks if (c.similarity or 0) >= settings_row.similarity_threshold]):
         if room <= 0 or chars + len(chunk.body) > max_chars:
@@ -314,7 +317,8 @@ def _hybrid(result: Retrieval, *, settings_row, channel: str, k: int, filters: F
     strategy = found.strategy if found else "none"
     if found is None or found.has_collections:
         pool += _chunk_candidates(prepared=prepared, filters=filters, session=session, limit=per_search)
-    fuse(pool, weights)
+    types = answer_types(prepared.text)
+    fuse(pool, weights, types=types)
     threshold = apply_threshold(pool, threshold=settings_row.similarity_threshold)
     ranked = rank(threshold.kept)
     budget = token_budget(settings_row, channel)
@@ -327,7 +331,7 @@ def _hybrid(result: Retrieval, *, settings_row, channel: str, k: int, filters: F
     related_keys = list(dict.fromkeys(related_keys))
     related = sql.snippet_related(keys=related_keys, exclude_ids=[c.id for c in packing.packed], where=where,
                                   params=params, query=prepared.query, cursor=cursor)
-    fuse(related, weights)
+    fuse(related, weights, types=types)
     for candidate in related:
         candidate.match_type = "related"
     related_by_key = {c.key: c for c in related}

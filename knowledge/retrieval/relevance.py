@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from knowledge.retrieval.answer_types import answer_types, gives_type
 from knowledge.retrieval.language import SUFFIXES, is_english_stopword, stem, tokens
 from knowledge.retrieval.wordvec import word_vectors
 
@@ -49,35 +50,6 @@ KEYWORD_FEATURES = ("top_coverage", "fts_hit", "top_heading", "word_coverage", "
                     "type_asked", "type_missing", "swahili")
 
 # ----------------------------------------------------------------------------- answer types
-# What kind of answer a question asks for (English and Swahili forms), and what a snippet that gives it
-# contains. A question may ask for none of them (yes/no, how-to): then the type says nothing.
-_TYPE_ASKED = {
-    "price": re.compile(r"\b(how much|price|prices|pricing|cost|costs|costing|charge|charges|fee|fees|rate|rates|"
-                        r"expensive|cheap|afford|bei|gharama|pesa ngapi|ni ngapi|shilingi ngapi|ngapi pesa|"
-                        r"kiasi gani)\b"),
-    "time": re.compile(r"\b(what time|which time|when do you (open|close)|opening|closing|open on|open at|"
-                       r"close on|close at|how late|how early|until when|saa ngapi|mnafungua|mnafunga|"
-                       r"mko wazi|lini)\b"),
-    "duration": re.compile(r"\b(how long|duration|how many (minutes|hours|days|weeks)|muda gani|itachukua|"
-                           r"inachukua|dakika ngapi|siku ngapi)\b"),
-    "place": re.compile(r"\b(where|located|location|address|directions|how do i (get|find)|wapi|mahali|"
-                        r"mko wapi)\b"),
-}
-_TYPE_GIVEN = {
-    "price": re.compile(r"(\b(kes|ksh|kshs|usd|eur|gbp|shillings?|bob|free|bure|no charge|"
-                        r"complimentary|price[sd]?|cost[s]?|charged?|fee[s]?|discount|%)\b|[$£€]|\d[\d,]*\s*/=|"
-                        r"\d[\d,]*\s*/-)", re.I),
-    "time": re.compile(r"(\b\d{1,2}(:\d{2})?\s*(am|pm|a\.m\.|p\.m\.)|\b\d{1,2}[:.]\d{2}\b|\b(monday|tuesday|"
-                       r"wednesday|thursday|friday|saturday|sunday|weekday|weekend|daily|morning|afternoon|"
-                       r"evening|noon|midnight|24 hours|24/7|jumatatu|jumanne|jumatano|alhamisi|ijumaa|"
-                       r"jumamosi|jumapili|asubuhi|jioni|usiku)s?\b)", re.I),
-    "duration": re.compile(r"(\b\d+(\.\d+)?\s*(-\s*\d+\s*)?(min|mins|minutes?|hrs?|hours?|days?|weeks?|months?|"
-                           r"dakika|saa|siku|wiki)\b|\b(an|one|half an?|two|three|a few) (hour|day|week|minute)s?\b)",
-                           re.I),
-    "place": re.compile(r"\b(road|rd|street|st|avenue|ave|lane|drive|floor|building|mall|plaza|centre|center|"
-                        r"estate|near|opposite|next to|behind|along|off|located|located at|directions?|stage|"
-                        r"junction|barabara|karibu na|mkabala|ghorofa)\b", re.I),
-}
 # Words that say what type of answer is wanted, not what it is about: the type signals judge them.
 _TYPE_WORDS = frozenset("""
 how much price prices pricing cost costs costing charge charges fee fees rate rates expensive cheap afford
@@ -99,12 +71,6 @@ _SUFFIXES = tuple(suffix for suffix in SUFFIXES if suffix != "al")
 
 def _stem(word: str) -> str:
     return stem(word, _SUFFIXES)
-
-
-def answer_types(text: str) -> set[str]:
-    """The answer types a question asks for (price, time, duration, place), possibly none."""
-    lowered = " ".join(tokens(text))
-    return {name for name, pattern in _TYPE_ASKED.items() if pattern.search(lowered)}
 
 
 @lru_cache(maxsize=1)
@@ -231,7 +197,7 @@ def signals_for(candidates: list, *, language: str, question: str, words: list[s
         covered = _word_cover(question_words, documents, word_vectors(vocabulary))
     asked = answer_types(question)
     text = " ".join(f"{c.title} {c.body}" for c in ranked)
-    missing = bool(asked) and not any(_TYPE_GIVEN[name].search(text) for name in asked)
+    missing = bool(asked) and not any(gives_type(text, name) for name in asked)
     swahili = 1.0 if language == "sw" else 0.0
     return Signals(top_similarity=top, top_title_similarity=title_top, margin=top - field[1],
                    top_spread=top - field[SPREAD_RANK - 1], top_coverage=coverage,

@@ -284,3 +284,23 @@ def test_the_intent_never_changes_what_hybrid_returns(kb, mode, intent):
     baseline = fetch_snippets("other", query="Is there a fee if I cancel late?", channel="chat")
     assert [(s.key, s.score) for s in result.snippets] == [(s.key, s.score) for s in baseline.snippets]
     assert result.snippets[0].key == "cancellation"
+
+
+def test_a_candidate_holding_the_kind_of_answer_asked_for_is_lifted():
+    from knowledge.retrieval.answer_types import answer_types
+    from knowledge.retrieval.fusion import ANSWER_TYPE_BOOST, Weights, fuse, rank
+
+    def candidate(key, body):
+        return Candidate(id=len(key), key=key, version=1, title=key, body=body, category="general",
+                         status="accepted", token_count=10, similarity=0.40, title_similarity=None)
+
+    complaints = candidate("complaints", "Tell the manager at the counter if anything went wrong with your order.")
+    location = candidate("location", "We are on Uganda Road, next to the Kenol petrol station.")
+    types = answer_types("Where is your shop?")
+    assert types == {"place"}
+    fuse([complaints, location], Weights(), types=types)
+    assert (location.type_boost, complaints.type_boost) == (ANSWER_TYPE_BOOST, 0.0)
+    assert [c.key for c in rank([complaints, location])] == ["location", "complaints"]
+    # A question that asks for no type of answer lifts nothing.
+    fuse([complaints, location], Weights(), types=answer_types("Do you sell paint?"))
+    assert location.type_boost == 0.0 and location.score == complaints.score

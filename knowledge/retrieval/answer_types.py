@@ -1,0 +1,46 @@
+"""Answer types: what kind of answer a question asks for (a price, a time, a duration, a place; English and
+Swahili forms), and whether a text gives one. A question may ask for none of them (yes/no, how-to)."""
+from __future__ import annotations
+
+import re
+
+from knowledge.retrieval.language import tokens
+
+_TYPE_ASKED = {
+    "price": re.compile(r"\b(how much|price|prices|pricing|cost|costs|costing|charge|charges|fee|fees|rate|rates|"
+                        r"expensive|cheap|afford|bei|gharama|pesa ngapi|ni ngapi|shilingi ngapi|ngapi pesa|"
+                        r"kiasi gani)\b"),
+    "time": re.compile(r"\b(what time|which time|when do you (open|close)|opening|closing|open on|open at|"
+                       r"close on|close at|how late|how early|until when|saa ngapi|mnafungua|mnafunga|"
+                       r"mko wazi|lini)\b"),
+    "duration": re.compile(r"\b(how long|duration|how many (minutes|hours|days|weeks)|muda gani|itachukua|"
+                           r"inachukua|dakika ngapi|siku ngapi)\b"),
+    "place": re.compile(r"\b(where|located|location|address|directions|how do i (get|find)|wapi|mahali|"
+                        r"mko wapi)\b"),
+}
+_TYPE_GIVEN = {
+    "price": re.compile(r"(\b(kes|ksh|kshs|usd|eur|gbp|shillings?|bob|free|bure|no charge|"
+                        r"complimentary|price[sd]?|cost[s]?|charged?|fee[s]?|discount|%)\b|[$£€]|\d[\d,]*\s*/=|"
+                        r"\d[\d,]*\s*/-)", re.I),
+    "time": re.compile(r"(\b\d{1,2}(:\d{2})?\s*(am|pm|a\.m\.|p\.m\.)|\b\d{1,2}[:.]\d{2}\b|\b(monday|tuesday|"
+                       r"wednesday|thursday|friday|saturday|sunday|weekday|weekend|daily|morning|afternoon|"
+                       r"evening|noon|midnight|24 hours|24/7|jumatatu|jumanne|jumatano|alhamisi|ijumaa|"
+                       r"jumamosi|jumapili|asubuhi|jioni|usiku)s?\b)", re.I),
+    "duration": re.compile(r"(\b\d+(\.\d+)?\s*(-\s*\d+\s*)?(min|mins|minutes?|hrs?|hours?|days?|weeks?|months?|"
+                           r"dakika|saa|siku|wiki)\b|\b(an|one|half an?|two|three|a few) (hour|day|week|minute)s?\b)",
+                           re.I),
+    "place": re.compile(r"\b(road|rd|street|st|avenue|ave|lane|drive|floor|building|mall|plaza|centre|center|"
+                        r"estate|near|opposite|next to|behind|along|off|located|located at|directions?|stage|"
+                        r"junction|barabara|karibu na|mkabala|ghorofa)\b", re.I),
+}
+
+
+def answer_types(text: str) -> set[str]:
+    """The answer types a question asks for (price, time, duration, place), possibly none."""
+    lowered = " ".join(tokens(text))
+    return {name for name, pattern in _TYPE_ASKED.items() if pattern.search(lowered)}
+
+
+def gives_type(text: str, name: str) -> bool:
+    """Whether a text holds an answer of that type (an amount, a clock time or day, a length of time, a place)."""
+    return bool(_TYPE_GIVEN[name].search(text))
