@@ -31,7 +31,7 @@ from knowledge.tokens import token_estimate
 # instead of emptying the result. Whether to answer at all is the refusal model's decision.
 THRESHOLD_MARGIN = 0.15
 # Added to a candidate that holds the kind of answer the question asks for (a price for "how much", a place
-# for "where"): chosen on the choosing folds by bench/answer_type_boost.py.
+# for "where"): chosen on the choosing folds by bench/ranking_weights.py.
 ANSWER_TYPE_BOOST = 0.08
 # Packing cuts a result that does not fit down to an excerpt instead of skipping it: always the first
 # result, and the next ones of the top TRUNCATE_TOP while at least MIN_EXCERPT_TOKENS are left.
