@@ -43,7 +43,7 @@ WORDS: dict[str, str] = {
     "mahali": "place location", "eneo": "area location", "jengo": "building", "ghorofa": "floor",
     "mlango": "door entrance", "lango": "gate", "barabara": "road", "mtaa": "street neighbourhood",
     "mji": "town city", "tawi": "branch", "gari": "car vehicle", "magari": "cars vehicles",
-    "maegesho": "parking", "pikipiki": "motorbike", "basi": "bus", "matatu": "matatu minibus",
+    "maegesho": "parking", "pikipiki": "motorbike motorcycle", "basi": "bus", "matatu": "matatu minibus",
     "teksi": "taxi", "karibu": "near welcome", "mbali": "far", "ramani": "map",
     # facilities
     "choo": "toilet washroom", "vyoo": "toilets washrooms", "bafu": "bathroom shower",
