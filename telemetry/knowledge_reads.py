@@ -69,11 +69,15 @@ def retrieval_mode() -> ModeInfo:
 
 def closest_snippets(*, vector: list[float], limit: int = 3) -> list[ClosestSnippet]:
     """Active retrieved snippets nearest to a vector by cosine similarity."""
+    from django.db.models import FloatField, Value
     from knowledge.models import Role, SnippetVersion
     from pgvector.django import CosineDistance
 
+    # "+ 0" keeps the planner off the HNSW index: an approximate scan filtered afterwards (active, retrieved)
+    # can return fewer rows than asked, and which plan is chosen depends on the table's statistics.
+    distance = CosineDistance("embedding", vector) + Value(0.0, output_field=FloatField())
     rows = (SnippetVersion.objects.filter(is_active=True, role=Role.RETRIEVED, embedding__isnull=False)
-            .annotate(distance=CosineDistance("embedding", vector)).order_by("distance")
+            .annotate(distance=distance).order_by("distance")
             .values_list("key", "version", "title", "distance")[:limit])
     return [ClosestSnippet(key=key, version=version, title=title, similarity=round(1 - float(distance), 3))
             for key, version, title, distance in rows]
