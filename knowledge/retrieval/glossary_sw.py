@@ -43,8 +43,11 @@ WORDS: dict[str, str] = {
     "mahali": "place location", "eneo": "area location", "jengo": "building", "ghorofa": "floor",
     "mlango": "door entrance", "lango": "gate", "barabara": "road", "mtaa": "street neighbourhood",
     "mji": "town city", "tawi": "branch", "gari": "car vehicle", "magari": "cars vehicles",
-    "maegesho": "parking", "pikipiki": "motorbike motorcycle", "basi": "bus", "matatu": "matatu minibus",
-    "teksi": "taxi", "karibu": "near welcome", "mbali": "far", "ramani": "map",
+    "maegesho": "parking", "pikipiki": "motorbike motorcycle", "njiani": "on the way",
+    "anza": "start begin", "kuanza": "start begin", "kuanzia": "from starting", "mnaanza": "start begin",
+    "tunaanza": "start begin", "inaanza": "start begin", "itaanza": "start begin", "naanza": "start begin",
+    "basi": "bus", "matatu": "matatu minibus", "teksi": "taxi", "karibu": "near welcome", "mbali": "far",
+    "ramani": "map",
     # facilities
     "choo": "toilet washroom", "vyoo": "toilets washrooms", "bafu": "bathroom shower",
     "kuoga": "shower bathe", "bwawa": "pool", "kabati": "locker cupboard", "kiti": "chair seat",
@@ -180,7 +183,8 @@ ROOTS: dict[str, str] = {
     # rules
     "ruhusi": "allowed permitted", "ruhusiw": "allowed permitted", "kataz": "forbidden not allowed",
     "vuta": "smoke", "leta": "bring", "lete": "bring",
-    "omba": "request ask apply", "saidi": "help assist", "chagu": "choose", "fanyi": "done for", "hitaj": "need",
+    "omba": "request ask apply", "saidi": "help assist", "ogop": "afraid nervous scared",
+    "tambu": "recognise identify", "chagu": "choose", "fanyi": "done for", "hitaj": "need",
     # faults and repairs
     "haribik": "broken damaged", "pasuk": "burst cracked", "mwagik": "spill leak", "zibw": "blocked",
     "ziba": "blocked clogged", "nuka": "smell smells", "gongw": "hit accident", "pinda": "bent",
