@@ -43,7 +43,7 @@ WORDS: dict[str, str] = {
     "mahali": "place location", "eneo": "area location", "jengo": "building", "ghorofa": "floor",
     "mlango": "door entrance", "lango": "gate", "barabara": "road", "mtaa": "street neighbourhood",
     "mji": "town city", "tawi": "branch", "gari": "car vehicle", "magari": "cars vehicles",
-    "maegesho": "parking", "pikipiki": "motorbike motorcycle", "njiani": "on the way",
+    "maegesho": "parking", "pikipiki": "motorbike", "njiani": "on the way",
     "anza": "start begin", "kuanza": "start begin", "kuanzia": "from starting", "mnaanza": "start begin",
     "tunaanza": "start begin", "inaanza": "start begin", "itaanza": "start begin", "naanza": "start begin",
     "basi": "bus", "matatu": "matatu minibus", "teksi": "taxi", "karibu": "near welcome", "mbali": "far",

@@ -42,7 +42,6 @@ SALON = [
     _fact("Socket or Switch Replacement", "800", 30),
     _fact("Iron Sheet Box Profile Gauge 30 (3 m)", "1150", None),
     _fact("Ridge Cap Gauge 30 (2 m)", "550", None),
-    _fact("Motorcycle Course (Class A)", "9000", 60),
 ]
 
 
@@ -57,7 +56,6 @@ SALON = [
     ("How much is the 5kva inverter?", ["Hybrid Inverter 5 kVA"]),
     ("How much are your inverters?", ["Hybrid Inverter 3 kVA", "Hybrid Inverter 5 kVA"]),
     ("Bei ya screen protector ni ngapi?", ["Tempered Glass Screen Protector", "Privacy Screen Protector"]),
-    ("Bei ya kozi ya pikipiki ni ngapi?", ["Motorcycle Course (Class A)"]),  # pikipiki is a motorcycle
     # Swahili numbers read as figures, inside the owner's ranges
     ("Bei ya kusafisha tanki la lita elfu kumi ni ngapi?", ["Water Tank Cleaning (5,001 to 10,000 Litres)"]),
     ("Bei ya kusafisha tanki la lita elfu tatu ni ngapi?", ["Water Tank Cleaning (up to 5,000 Litres)"]),
