@@ -3,6 +3,7 @@ Swahili forms), and whether a text gives one. A question may ask for none of the
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from knowledge.retrieval.language import tokens
 
@@ -35,10 +36,12 @@ _TYPE_GIVEN = {
 }
 
 
-def answer_types(text: str) -> set[str]:
-    """The answer types a question asks for (price, time, duration, place), possibly none."""
+@lru_cache(maxsize=256)
+def answer_types(text: str) -> frozenset[str]:
+    """The answer types a question asks for (price, time, duration, place), possibly none. Cached: a
+    retrieval asks it for the ranking and again for the refusal decision."""
     lowered = " ".join(tokens(text))
-    return {name for name, pattern in _TYPE_ASKED.items() if pattern.search(lowered)}
+    return frozenset(name for name, pattern in _TYPE_ASKED.items() if pattern.search(lowered))
 
 
 def gives_type(text: str, name: str) -> bool:

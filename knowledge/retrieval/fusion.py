@@ -71,9 +71,13 @@ def fuse(candidates: list[Candidate], weights: Weights, *, types: set[str] | fro
                            + weights.heading * candidate.heading_score)
         candidate.boost = weights.canonical_boost if candidate.status == "canonical" else 0.0
         candidate.penalty = weights.deprecated_penalty if candidate.status == "deprecated" else 0.0
-        text = f"{candidate.title}. {candidate.body}"
-        candidate.type_boost = type_boost if types and all(gives_type(text, name) for name in types) else 0.0
+        candidate.type_boost = type_boost if types and _gives_all(candidate, types) else 0.0
         candidate.score = candidate.fused + candidate.boost + candidate.type_boost - candidate.penalty
+
+
+def _gives_all(candidate: Candidate, types: set[str] | frozenset[str]) -> bool:
+    text = f"{candidate.title}. {candidate.body}"
+    return all(gives_type(text, name) for name in types)
 
 
 def rank(candidates: list[Candidate]) -> list[Candidate]:

@@ -25,6 +25,12 @@ _EN_STOPWORDS = frozenset(
 )
 
 
+# English words as WhatsApp writes them ("do u wrk", "cn i pay wit"), read as English function words.
+_EN_SHORT = frozenset("u ur r wat wht hw cn wit wth frm pls plz wen whr wich im dont cant wanna gonna".split())
+# A capitalised word inside a sentence: a name, in either language.
+_NAME_RE = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-z]+")
+
+
 def is_english_stopword(word: str) -> bool:
     return word in _EN_STOPWORDS
 
@@ -93,13 +99,6 @@ def detect_language(text: str) -> QueryLanguage:
     elif min(english, swahili) == 0 and max(english, swahili) >= 2:
         language = "en" if english else "sw"
     return QueryLanguage(language=language, swahili_share=round(confidence, 3), mixed=mixed)
-
-
-# English words as WhatsApp writes them ("do u wrk", "cn i pay wit"), read as English function words.
-_EN_SHORT = frozenset("u ur r wat wht hw cn wit wth frm pls plz wen whr wich im dont cant wanna gonna".split())
-
-
-_NAME_RE = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][a-z]+")
 
 
 def _word_votes(text: str, words: list[str]) -> tuple[int, int]:
