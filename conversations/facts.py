@@ -626,6 +626,20 @@ shop store office clinic salon branch place premise duka ofisi
 """.split())
 
 
+# A listing question about what is sold, not booked: answered from the product rows (no duration) alone.
+_PRODUCT_LISTING = re.compile(r"\b(products?|goods|items|sell|bidhaa|mnauza)\b", re.I)
+
+
+def listed_rows(message: str, services: list[ServiceFact]) -> list[ServiceFact]:
+    """The rows a question about the menu as a whole is answered with: every row, or for "what products do
+    you sell?" the products alone (none when the owner lists only services: the knowledge may answer)."""
+    if not asks_for_listing(message):
+        return []
+    if _PRODUCT_LISTING.search(message):
+        return [s for s in services if s.duration_minutes is None]
+    return services
+
+
 def asks_for_listing(message: str) -> bool:
     """Whether a message asks about the services in general (so the whole list is an answer).
 
@@ -708,12 +722,15 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_n
     if intent == "services":
         services = services if services is not None else services_list()
         facts.matched_services = services_asked(message, services, topic_names=topic_names)
-        listing = not facts.matched_services and asks_for_listing(message)
+        listed = [] if facts.matched_services else listed_rows(message, services)
+        listing = bool(listed)
         # The list only answers a question about a named service or about the menu as a whole;
         # "do you do home visits?" is not answered by a price list, nor "how much are gel nails?" when
-        # gel nails are not on it.
-        if facts.matched_services or listing:
+        # gel nails are not on it, nor "what products do you sell?" by a list of haircuts.
+        if facts.matched_services:
             facts.services = services
+        elif listing:
+            facts.services = listed
         # The rows are the whole answer to what a named service costs or how long it takes, and to a
         # request for the menu; "do you sell power banks?" may be better answered by the knowledge.
         asks_fact = bool(facts.matched_services) and (asks_price(message) or asks_duration(message))

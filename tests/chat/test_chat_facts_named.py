@@ -135,6 +135,20 @@ def test_a_product_without_a_duration_is_priced_alone(chat, monkeypatch):
     assert body["answer"] == "Here are the details: Feeding Bowl (Stainless): KES 800. [1]"
 
 
+def test_a_question_about_products_lists_the_products_alone(chat, monkeypatch):
+    Service.objects.create(name="Feeding Bowl (Stainless)", duration_minutes=None, price=Decimal("800"),
+                           currency="KES", position=10)
+    body = _ask_as(chat, monkeypatch, "services", "What products do you sell?")
+    assert [c["key"] for c in body["citations"]] == ["facts:services"]
+    assert body["answer"] == "Here are the details: Feeding Bowl (Stainless): KES 800. [1]"
+
+
+def test_a_question_about_products_is_not_answered_with_the_services(chat, monkeypatch):
+    body = _ask_as(chat, monkeypatch, "services", "What products do you sell?")
+    assert "facts:services" not in [c["key"] for c in body["citations"]]
+    assert "KES" not in body["answer"]
+
+
 def test_an_hours_question_naming_a_day_is_answered_from_the_hours_only(chat, monkeypatch):
     body = _ask_as(chat, monkeypatch, "hours", "What time do you open on Sunday?")
     assert [c["key"] for c in body["citations"]] == ["facts:hours"]
