@@ -2,6 +2,7 @@
 answered as the customer meant it?
 
     RATIBA_DB_NAME=bench_followups .venv/bin/python bench/followups.py [--show-errors] [--label NAME]
+        [--folds choose|report|all]
 
 For every written business (bench/businesses/*.eval.yaml) each `followups` case is sent, turn by turn, in ONE chat
 session through `conversations.services.turn_run` (extractive answerer, offline intent classifier, retrieval
@@ -91,7 +92,7 @@ def score_case(case: dict, result, *, service_names: list[str], handoff_contacts
     return False, f"unknown expectation {expect}"
 
 
-def run(*, show_errors: bool, reseed: bool, mode: str) -> dict:
+def run(*, show_errors: bool, reseed: bool, mode: str, only: str = "all") -> dict:
     from django.db import connection
 
     from conversations import services
@@ -106,6 +107,8 @@ def run(*, show_errors: bool, reseed: bool, mode: str) -> dict:
     for business in load_own_businesses():
         fold = folds[business.schema]
         group = "report" if fold in REPORT_FOLDS else "choose"
+        if only != "all" and group != only:
+            continue
         row, how = common.seed_tenant(business, reseed=reseed)
         if mode != "auto":
             common.pin_mode(row, mode)
@@ -139,6 +142,9 @@ def run(*, show_errors: bool, reseed: bool, mode: str) -> dict:
                     if kind == "relevant":
                         bucket["n_relevant"] += 1
                         bucket["first_relevant"] += int(first_relevant)
+                if ok and kind == "relevant" and not first_relevant:
+                    errors.append(f"[{business.family}/{group}] {case['turns']} -> first citation "
+                                  f"{result.citations[0]['key']!r} not among {case['expect']['relevant']}")
                 if not ok:
                     errors.append(f"[{business.family}/{group}] {case['turns']} -> intent={result.intent} "
                                   f"refusal={result.refusal_reason}: {why}\n      answer: {result.answer[:220]!r}")
@@ -212,12 +218,14 @@ def main() -> int:
     parser.add_argument("--show-errors", action="store_true")
     parser.add_argument("--mode", choices=["hybrid", "inline", "auto"], default="hybrid")
     parser.add_argument("--label", default="followups", help="result file name (bench/results/<label>.json)")
+    parser.add_argument("--folds", choices=["choose", "report", "all"], default="all",
+                        help="run the choosing or the report businesses only (choose a setting on the first)")
     args = parser.parse_args()
     os.environ.setdefault("RATIBA_DB_NAME", "bench_followups")
     os.environ["LLM_PROVIDER"] = "extractive"
     os.environ["INTENT_CLASSIFIER"] = "offline"
     common.setup_django()
-    report = run(show_errors=args.show_errors, reseed=args.reseed, mode=args.mode)
+    report = run(show_errors=args.show_errors, reseed=args.reseed, mode=args.mode, only=args.folds)
     path = common.write_result(args.label, report)
     print(f"\nwritten {path.relative_to(common.ROOT)}")
     return 0
