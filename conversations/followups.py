@@ -54,6 +54,11 @@ get got go going come coming there here now today still same more less extra
 na ya wa za la cha vya kwa ni je pia au kama sasa gani nini ngapi vipi wapi lini
 """.split())
 _WORD = re.compile(r"[a-zà-ÿ0-9']+", re.I)
+# "Is there a discount?", "there are showers": an existential "there" points at nothing said before.
+_EXISTENTIAL_THERE = re.compile(r"\b(?:is|are|was|were|isn't|aren't|will|would)\s+there\b"
+                                r"|\bthere(?:\s+(?:is|are|was|were)\b|'s\b)", re.I)
+# A bare message ("inauma?", "price?", "how much?") has no question of its own; "Do you do pedicures?" has.
+BARE_WORDS = 2
 # A Swahili verb opening the message with a subject prefix for "it", "they" (things) or "he/she" carries the
 # pronoun English writes as a word: "inachukua muda gani?" is "how long does it take?", "atakuja saa ngapi?"
 # "when will he come?".
@@ -164,7 +169,7 @@ def elliptical_reasons(message: str) -> tuple[str, ...]:
         reasons.append("continues")
     if _TRAILING_JE.search(message):
         reasons.append("trailing_je")
-    words = words_of(message)
+    words = words_of(_EXISTENTIAL_THERE.sub(" is ", message))
     if any(word in _ANAPHORA for word in words) and len(own_words(message)) <= 3:
         reasons.append("points_back")
     elif words and _SW_SUBJECT_VERB.match(words[0]) and len(own_words(message)) <= 3 \
@@ -174,12 +179,14 @@ def elliptical_reasons(message: str) -> tuple[str, ...]:
 
 
 def is_short(message: str) -> bool:
-    """One content word at most ("inauma?", "price?"): no topic of its own (read with the last one if it fails).
+    """A bare word or two ("inauma?", "price?", "how much?"): no topic of its own (read with the last one if it
+    fails).
 
-    Two words already make a question of their own ("your Instagram?", "email receipt?"): reading those with
-    the last topic turned refusals into answers about that topic.
+    Two content words already make a question of their own ("email receipt?"), and so does
+    a question frame around one ("Do you do pedicures?"): reading those with the last topic turned refusals
+    into answers about that topic.
     """
-    return len(own_words(message)) <= 1
+    return len(own_words(message)) <= 1 and len(words_of(message)) <= BARE_WORDS
 
 
 def asks_its_own_question(message: str) -> bool:

@@ -84,6 +84,14 @@ def test_a_follow_up_never_inherits_the_booking_it_follows(chat):
     assert HandoffRequest.objects.count() == 1
 
 
+def test_a_question_of_its_own_is_not_answered_from_the_last_topic(chat):
+    first = ask(chat, "Do you have wigs?")[0]
+    assert first["refusal_reason"] is not None  # the spa's knowledge says nothing of wigs
+    _, second = ask(chat, "What payment methods do you accept?", "Do you have wigs?")
+    assert second["refusal_reason"] is not None
+    assert "followup" not in Turn.objects.get(public_id=second["turn_id"]).meta
+
+
 def test_an_old_topic_is_not_a_follow_ups_topic(chat):
     first = ask(chat, "What time do you open on Saturday?")[0]
     Turn.objects.filter(public_id=first["turn_id"]).update(
@@ -105,9 +113,21 @@ def test_an_old_topic_is_not_a_follow_ups_topic(chat):
     ("atakuja saa ngapi?", ("points_back",)),
     ("Mnafungua saa ngapi Jumamosi?", ()),
     ("interested in your braids", ()),
+    # An existential "there" points at nothing said before.
+    ("Is there a discount if I pay cash?", ()),
+    ("are there showers?", ()),
+    ("can I park there?", ("points_back",)),
 ])
 def test_which_messages_are_elliptical(message, reasons):
     assert followups.elliptical_reasons(message) == reasons
+
+
+@pytest.mark.parametrize("message, short", [
+    ("inauma?", True), ("price?", True), ("how much?", True),
+    ("Do you do pedicures?", False), ("email receipt?", False),
+])
+def test_only_a_bare_message_is_retried_with_the_topic(message, short):
+    assert followups.is_short(message) is short
 
 
 def test_a_number_inside_a_named_range_picks_that_row():
