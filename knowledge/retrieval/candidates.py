@@ -43,6 +43,9 @@ class Candidate:
     pending: bool = False  # no embedding yet: only keyword search can find it
     similarity: float | None = None  # cosine similarity to the query (None without an embedding)
     title_similarity: float | None = None  # cosine similarity of the title alone (snippets only)
+    # A Swahili question as written against a Swahili snippet (its similarity above reads the glossary's English):
+    native_similarity: float | None = None
+    native_title_similarity: float | None = None
     keyword_rank: float = 0.0  # ts_rank_cd against the OR query
     matched_terms: int = 0  # query content lexemes present in the search document
     heading_terms: int = 0  # query content lexemes present in the title/key (or heading path)
@@ -63,12 +66,6 @@ class Candidate:
     fused: float = 0.0
     score: float = 0.0
     match_type: str = ""
-
-    def blended_similarity(self, title_weight: float) -> float:
-        """Closeness by meaning: the whole snippet's similarity blended with its title's (when it has one)."""
-        if self.title_similarity is None:
-            return self.similarity or 0.0
-        return (1 - title_weight) * (self.similarity or 0.0) + title_weight * self.title_similarity
 
     @property
     def coverage(self) -> float:
@@ -356,6 +353,18 @@ def snippet_signals(*, ids: list[int], query: QueryText, cursor=None) -> list[Ca
     sql = (f"WITH {_signal_ctes()} SELECT {_SNIPPET_COLUMNS} FROM {SNIPPETS} v {_SNIPPET_LEXEMES}, q, wt "
            f"WHERE v.id = ANY(%(ids)s)")
     return _rows_to_candidates(_fetch(sql, {**_signal_params(query), "ids": list(ids)}, cursor))
+
+
+def native_similarities(*, ids: list[int], vector: list[float], cursor=None) -> dict[int, tuple[float, float | None]]:
+    """Cosine similarity of the given snippet versions (whole, title) to another query vector."""
+    if not ids:
+        return {}
+    literal = "[" + ",".join(f"{value:.7g}" for value in vector) + "]"
+    sql = (f"SELECT v.id, 1 - (v.embedding <=> %(n_vec)s::vector), "
+           f"CASE WHEN v.title_embedding IS NULL THEN NULL ELSE 1 - (v.title_embedding <=> %(n_vec)s::vector) END "
+           f"FROM {SNIPPETS} v WHERE v.id = ANY(%(n_ids)s) AND v.embedding IS NOT NULL")
+    return {row[0]: (float(row[1]), None if row[2] is None else float(row[2]))
+            for row in _fetch(sql, {"n_vec": literal, "n_ids": list(ids)}, cursor)}
 
 
 def snippet_related(*, keys: list[str], exclude_ids: list[int], where: str, params: dict,

@@ -2,6 +2,8 @@
 
 fused = vector_weight * similarity + keyword_weight * keyword + heading_weight * heading
 similarity = (1 - title_weight) * whole-snippet cosine + title_weight * title cosine
+  (for a Swahili question and a Swahili snippet, each cosine is the better of the glossary's English reading
+  and the question as written less NATIVE_OFFSET)
 score = fused + canonical_boost (canonical) + answer-type boost - deprecated_penalty (deprecated)
 
 - similarity: cosine similarity of the whole snippet, blended with its title's alone (a question an owner
@@ -33,6 +35,10 @@ THRESHOLD_MARGIN = 0.15
 # Added to a candidate that holds the kind of answer the question asks for (a price for "how much", a place
 # for "where"): chosen on the choosing folds by bench/ranking_weights.py.
 ANSWER_TYPE_BOOST = 0.08
+# A Swahili question is embedded as the glossary's English, which an owner's Swahili snippet is far from; the
+# question as written is compared with Swahili snippets too, less this offset (two Swahili texts share
+# function words whatever they say). Chosen on the choosing folds (docs/BENCHMARKS.md, issue 12, seventh sitting).
+NATIVE_OFFSET = 0.2
 # Packing cuts a result that does not fit down to an excerpt instead of skipping it: always the first
 # result, and the next ones of the top TRUNCATE_TOP while at least MIN_EXCERPT_TOKENS are left.
 TRUNCATE_TOP = 3
@@ -61,7 +67,7 @@ def fuse(candidates: list[Candidate], weights: Weights, *, types: set[str] | fro
     """Fill each candidate's component scores, boost/penalty and final score (in place). `types`: the answer
     types the question asks for (answer_types); a candidate giving all of them gets `type_boost`."""
     for candidate in candidates:
-        candidate.vector_score = max(candidate.blended_similarity(weights.title), 0.0)
+        candidate.vector_score = max(_blended(candidate, weights.title), 0.0)
         # Document chunks come with plain coverage only (their search module has no IDF weights).
         coverage = candidate.idf_coverage if candidate.source == "snippet" else candidate.coverage
         candidate.keyword_score = min(max(coverage, 0.0), 1.0)
@@ -73,6 +79,24 @@ def fuse(candidates: list[Candidate], weights: Weights, *, types: set[str] | fro
         candidate.penalty = weights.deprecated_penalty if candidate.status == "deprecated" else 0.0
         candidate.type_boost = type_boost if types and _gives_all(candidate, types) else 0.0
         candidate.score = candidate.fused + candidate.boost + candidate.type_boost - candidate.penalty
+
+
+def meaning(candidate: Candidate) -> tuple[float | None, float | None]:
+    """(snippet, title) similarity by meaning as ranking reads it: the native reading counts for a Swahili
+    snippet of a Swahili question, less NATIVE_OFFSET."""
+    similarity, title = candidate.similarity, candidate.title_similarity
+    if candidate.native_similarity is not None:
+        similarity = max(similarity or 0.0, candidate.native_similarity - NATIVE_OFFSET)
+    if candidate.native_title_similarity is not None:
+        title = max(title or 0.0, candidate.native_title_similarity - NATIVE_OFFSET)
+    return similarity, title
+
+
+def _blended(candidate: Candidate, title_weight: float) -> float:
+    similarity, title = meaning(candidate)
+    if title is None:
+        return similarity or 0.0
+    return (1 - title_weight) * (similarity or 0.0) + title_weight * title
 
 
 def _gives_all(candidate: Candidate, types: set[str] | frozenset[str]) -> bool:
@@ -124,7 +148,8 @@ def apply_threshold(candidates: list[Candidate], *, threshold: float,
 def _closeness(candidate: Candidate) -> float:
     # The snippet's or its title's similarity: "How to book a technician" is no noise to "How do I book a
     # plumber?" however little of its long body (numbers, channels) the question's vector shares.
-    return max(candidate.similarity or 0.0, candidate.title_similarity or 0.0)
+    similarity, title = meaning(candidate)
+    return max(similarity or 0.0, title or 0.0)
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from knowledge.retrieval import glossary_sw
@@ -74,6 +75,12 @@ class QueryLanguage:
     language: str  # "en" | "sw"
     swahili_share: float  # 0..1, the detector's confidence that the text is Swahili
     mixed: bool = False
+
+
+@lru_cache(maxsize=4096)
+def is_swahili_text(text: str) -> bool:
+    """Whether a snippet is written in Swahili (cached: a version's text never changes)."""
+    return detect_language(text).language == "sw"
 
 
 def detect_language(text: str) -> QueryLanguage:

@@ -15,7 +15,8 @@ from knowledge.retrieval.config import effective_mode, retrieval_settings_get, t
 from knowledge.retrieval.filters import Filters, filters_clean
 from knowledge.retrieval.fusion import TRUNCATE_TOP, Weights, apply_threshold, fuse, pack, rank
 from knowledge.retrieval.graduation import graduation_check_after_overflow
-from knowledge.retrieval.language import Expansion, QueryLanguage, detect_language, expand_swahili, tokens
+from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, expand_swahili, is_swahili_text,
+                                         tokens)
 from knowledge.retrieval.relevance import decide
 from knowledge.retrieval.rewrite import query_rewrite
 from knowledge.retrieval.spelling import corrections
@@ -203,6 +204,24 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
     return result
 
 
+def add_native(pool: list[Candidate], *, prepared: PreparedQuery, cursor=None) -> None:
+    """For a Swahili question read through the glossary, also compare the question as written with the
+    Swahili snippets of the pool (fusion.NATIVE_OFFSET); the refusal decision still reads the English."""
+    if prepared.language.language != "sw" or prepared.embedding_text == prepared.text:
+        return
+    swahili = [c for c in pool if c.source == "snippet" and c.similarity is not None
+               and is_swahili_text(f"{c.title}. {c.body}")]
+    if not swahili:
+        return
+    vector, _ms, error = _embed(prepared.text)
+    if vector is None:
+        return
+    found = sql.native_similarities(ids=[c.id for c in swahili], vector=vector, cursor=cursor)
+    for candidate in swahili:
+        if candidate.id in found:
+            candidate.native_similarity, candidate.native_title_similarity = found[candidate.id]
+
+
 def _embed(text: str) -> tuple[list[float] | None, float, str | None]:
     started = perf_counter()
     try:
@@ -231,6 +250,7 @@ def _fusion_row(c: Candidate, weights: Weights) -> dict:
         "keyword_score": round(c.keyword_score, 4), "heading_score": round(c.heading_score, 4),
         "coverage": round(c.coverage, 4), "fused": round(c.fused, 4), "boost": round(c.boost, 4),
         "type_boost": round(c.type_boost, 4),
+        "native_similarity": None if c.native_similarity is None else round(c.native_similarity, 4),
         "penalty": round(c.penalty, 4), "score": round(c.score, 4), "status": c.status,
         "tokens": c.token_count, "pending": c.pending, "vector_rank": c.vector_rank, "fts_rank": c.fts_rank,
         "formula": (f"{weights.vector:g}×{c.vector_score:.3f} + {weights.keyword:g}×{c.keyword_score:.3f} + "
@@ -272,6 +292,7 @@ def _inline(result: Retrieval, *, settings_row, intent: str, channel: str, limit
         event_record(name=EventName.KNOWLEDGE_OVERFLOW,
                      payload={"intent": intent, "returned": len(chosen), "total": total})
     pool = sql.snippet_signals(ids=chosen, query=prepared.query, cursor=cursor) if not filters.collections else []
+    add_native(pool, prepared=prepared, cursor=cursor)
     types = answer_types(prepared.text)
     fuse(pool, weights, types=types)
     for candidate in pool:
@@ -317,6 +338,7 @@ def _hybrid(result: Retrieval, *, settings_row, channel: str, k: int, filters: F
     strategy = found.strategy if found else "none"
     if found is None or found.has_collections:
         pool += _chunk_candidates(prepared=prepared, filters=filters, session=session, limit=per_search)
+    add_native(pool, prepared=prepared, cursor=cursor)
     types = answer_types(prepared.text)
     fuse(pool, weights, types=types)
     threshold = apply_threshold(pool, threshold=settings_row.similarity_threshold)

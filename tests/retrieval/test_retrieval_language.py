@@ -89,3 +89,34 @@ def test_an_english_question_with_a_swahili_looking_place_name_is_embedded_whole
                                                 "the salon.")
     result = fetch_snippets("other", query="Where is your salon in Nakuru?", channel="chat")
     assert result.snippets[0].key == "location"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("run_mode", ["hybrid", "inline"])
+def test_a_swahili_question_is_also_compared_as_written_with_the_owners_swahili_snippets(kb, mode, run_mode):
+    mode(run_mode)
+    kb(key="wazee", title="Punguzo kwa wazee",
+       body="Wazee wenye miaka 65 na zaidi hulipa nusu bei siku za Jumanne na Jumatano; lete kitambulisho chako.")
+    kb(key="students", title="Student discount",
+       body="Students get 10% off any treatment from Monday to Thursday with a valid student ID.")
+    kb(key="home_visits", title="Home visits",
+       body="We visit older clients at home across Nakuru town for a call-out fee of KES 500.")
+    kb(key="payments", title="Payment methods", body="We accept M-Pesa, cash and Visa or Mastercard cards.")
+    result = fetch_snippets("other", query="Wazee wanapata punguzo siku gani?", channel="chat")
+    assert result.language == "sw"
+    assert result.primary[0].key == "wazee"
+    rows = {row["key"]: row for row in result.debug["fusion"]}
+    # Only the Swahili snippet is read against the question as written; the English ones keep the glossary's reading.
+    assert rows["wazee"]["native_similarity"] > rows["wazee"]["similarity"]
+    assert rows["students"]["native_similarity"] is None
+
+
+def test_native_similarity_counts_less_an_offset_and_never_lowers_the_english_reading():
+    from knowledge.retrieval.candidates import Candidate
+    from knowledge.retrieval.fusion import NATIVE_OFFSET, meaning
+
+    candidate = Candidate(id=1, key="k", version=1, title="t", body="b", category="", status="accepted",
+                          token_count=1, similarity=0.30, title_similarity=0.40)
+    assert meaning(candidate) == (0.30, 0.40)
+    candidate.native_similarity, candidate.native_title_similarity = 0.70, 0.45
+    assert meaning(candidate) == (pytest.approx(0.70 - NATIVE_OFFSET), 0.40)
