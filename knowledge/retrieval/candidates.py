@@ -84,9 +84,12 @@ class QueryText:
 
     @property
     def vector_literal(self) -> str | None:
-        if self.vector is None:
-            return None
-        return "[" + ",".join(f"{value:.7g}" for value in self.vector) + "]"
+        return None if self.vector is None else vector_literal(self.vector)
+
+
+def vector_literal(vector: list[float]) -> str:
+    """A vector as pgvector's text input."""
+    return "[" + ",".join(f"{value:.7g}" for value in vector) + "]"
 
 
 def eligibility_sql(*, channel: str, today: dt.date, filters: Filters) -> tuple[str, dict]:
@@ -359,12 +362,11 @@ def native_similarities(*, ids: list[int], vector: list[float], cursor=None) -> 
     """Cosine similarity of the given snippet versions (whole, title) to another query vector."""
     if not ids:
         return {}
-    literal = "[" + ",".join(f"{value:.7g}" for value in vector) + "]"
     sql = (f"SELECT v.id, 1 - (v.embedding <=> %(n_vec)s::vector), "
            f"CASE WHEN v.title_embedding IS NULL THEN NULL ELSE 1 - (v.title_embedding <=> %(n_vec)s::vector) END "
            f"FROM {SNIPPETS} v WHERE v.id = ANY(%(n_ids)s) AND v.embedding IS NOT NULL")
     return {row[0]: (float(row[1]), None if row[2] is None else float(row[2]))
-            for row in _fetch(sql, {"n_vec": literal, "n_ids": list(ids)}, cursor)}
+            for row in _fetch(sql, {"n_vec": vector_literal(vector), "n_ids": list(ids)}, cursor)}
 
 
 def snippet_related(*, keys: list[str], exclude_ids: list[int], where: str, params: dict,

@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from knowledge.retrieval import glossary_sw
 

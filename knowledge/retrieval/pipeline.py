@@ -213,7 +213,7 @@ def add_native(pool: list[Candidate], *, prepared: PreparedQuery, cursor=None) -
                and is_swahili_text(f"{c.title}. {c.body}")]
     if not swahili:
         return
-    vector, _ms, error = _embed(prepared.text)
+    vector, _ms, _error = _embed(prepared.text)
     if vector is None:
         return
     found = sql.native_similarities(ids=[c.id for c in swahili], vector=vector, cursor=cursor)
