@@ -140,8 +140,10 @@ def _coverage(candidate) -> float:
 
 
 def _best_by_words(candidates: list):
-    """The keyword match covering most of the question (None when keyword search found nothing)."""
-    return max((c for c in candidates if c.keyword_rank > 0), key=_coverage, default=None)
+    """The keyword match covering most of the question (None when keyword search found nothing); among equal
+    coverage the closest by meaning, then the first key, so the decision never depends on the pool's order."""
+    return min((c for c in candidates if c.keyword_rank > 0), default=None,
+               key=lambda c: (-_coverage(c), -(c.similarity or 0.0), c.key))
 
 
 def _word_cover(question: list[str], documents: list[list[str]], vectors) -> tuple[float, float, float]:
@@ -178,7 +180,8 @@ def signals_for(candidates: list, *, language: str, question: str, words: list[s
     # in the field: a missing competitor counts as an unrelated one (similarity 0).
     field = similarities + [0.0] * SPREAD_RANK
     top = field[0]
-    ranked = sorted(candidates, key=lambda c: -(c.similarity or 0.0))[:COVER_TOP]
+    # Ties broken by key: the database returns the pool in an order that changes with its statistics.
+    ranked = sorted(candidates, key=lambda c: (-(c.similarity or 0.0), c.key))[:COVER_TOP]
     # The best match by words joins the best by meaning: a version still waiting for its embedding is
     # found only this way.
     by_words = _best_by_words(candidates)

@@ -83,6 +83,7 @@ class Cand:
     heading_terms: int = 1
     query_terms: int = 2
     source: str = "snippet"
+    key: str = ""
 
     @property
     def coverage(self) -> float:

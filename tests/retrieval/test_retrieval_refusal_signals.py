@@ -99,3 +99,22 @@ def test_inline_mode_refuses_an_off_topic_question_and_answers_a_covered_one(kb,
     assert fetch_snippets("other", query="What is the capital city of Mongolia?",
                           channel="chat").refusal_reason == "no_relevant_context"
     assert fetch_snippets("other", query="Is there parking at the spa?", channel="chat").refusal_reason is None
+
+
+@pytest.mark.django_db
+def test_the_decision_does_not_depend_on_the_order_the_database_returns_the_pool_in():
+    # Equal keyword coverage and equal similarity: which one is the best match by words, and which ones are
+    # read for word coverage, must not follow the row order (it changes with the table's statistics).
+    field = [Cand(key=f"s{i}", title=title, body=body, similarity=0.35, idf_coverage=0.25)
+             for i, (title, body) in enumerate([
+                 ("Delivery", "We deliver protein tubs and supplements across Mombasa for KES 300."),
+                 ("Payment methods", "Pay by M-Pesa Paybill, cash or card at the counter."),
+                 ("What to bring", "Bring a towel, a water bottle and a padlock for the lockers."),
+                 ("Guest policy", "Members may bring one guest a month for a fee."),
+                 ("Nutrition", "Our coaches give meal plans with every personal training package."),
+                 ("Corporate", "Companies can buy memberships for staff at a discount."),
+             ])]
+    words = ["protein", "bring", "money", "payment", "likoni"]
+    forward = signals_for(field, language="sw", question="Mnaleta protein hadi Likoni?", words=words)
+    backward = signals_for(field[::-1], language="sw", question="Mnaleta protein hadi Likoni?", words=words)
+    assert forward == backward
