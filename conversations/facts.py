@@ -722,15 +722,11 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_n
     if intent == "services":
         services = services if services is not None else services_list()
         facts.matched_services = services_asked(message, services, topic_names=topic_names)
-        listed = [] if facts.matched_services else listed_rows(message, services)
-        listing = bool(listed)
         # The list only answers a question about a named service or about the menu as a whole;
         # "do you do home visits?" is not answered by a price list, nor "how much are gel nails?" when
         # gel nails are not on it, nor "what products do you sell?" by a list of haircuts.
-        if facts.matched_services:
-            facts.services = services
-        elif listing:
-            facts.services = listed
+        facts.services = services if facts.matched_services else listed_rows(message, services)
+        listing = bool(facts.services) and not facts.matched_services
         # The rows are the whole answer to what a named service costs or how long it takes, and to a
         # request for the menu; "do you sell power banks?" may be better answered by the knowledge.
         asks_fact = bool(facts.matched_services) and (asks_price(message) or asks_duration(message))

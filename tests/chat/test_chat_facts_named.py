@@ -128,16 +128,20 @@ def test_the_price_list_answers_a_question_about_prices_in_general(chat, monkeyp
     assert body["answer"].count("KES") == 6
 
 
-def test_a_product_without_a_duration_is_priced_alone(chat, monkeypatch):
+def _feeding_bowl() -> None:
+    """A product: a row of the services table with no duration."""
     Service.objects.create(name="Feeding Bowl (Stainless)", duration_minutes=None, price=Decimal("800"),
                            currency="KES", position=10)
+
+
+def test_a_product_without_a_duration_is_priced_alone(chat, monkeypatch):
+    _feeding_bowl()
     body = _ask_as(chat, monkeypatch, "other", "how much are your feeding bowls")
     assert body["answer"] == "Here are the details: Feeding Bowl (Stainless): KES 800. [1]"
 
 
 def test_a_question_about_products_lists_the_products_alone(chat, monkeypatch):
-    Service.objects.create(name="Feeding Bowl (Stainless)", duration_minutes=None, price=Decimal("800"),
-                           currency="KES", position=10)
+    _feeding_bowl()
     body = _ask_as(chat, monkeypatch, "services", "What products do you sell?")
     assert [c["key"] for c in body["citations"]] == ["facts:services"]
     assert body["answer"] == "Here are the details: Feeding Bowl (Stainless): KES 800. [1]"
