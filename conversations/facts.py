@@ -375,6 +375,7 @@ _FACT_WORDS = frozenset("""
 how much many long price prices priced pricing cost costs costing charge charges charged fee fees rate rates pay
 paying amount total bei gharama kiasi pesa ngapi shilingi duration take takes taking minute hour time long muda
 dakika saa kes ksh shs shillings what which is are do does you your the a an of for to it its me my we our i
+difference between compare compared comparison versus vs cheaper dearer tofauti kati linganisha
 """.split())
 _STOPWORDS = frozenset("""
 a an the and or but if then so to of in on at by for with from about as is are was were be been being do does did
@@ -589,11 +590,19 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool) -> li
         return False
 
     winners = [c for c in candidates if not beaten(c)]
-    accounted = set().union(*(c.by_name | c.by_description for c in winners)) if winners else set()
-    if whole and len(accounted) * 2 <= len(groups):
+    if whole and not _about_rows(winners, len(groups)):
         return []
     chosen = {c.name for c in winners}
     return [s.name for s in services if s.name in chosen]
+
+
+def _about_rows(winners: list[_Candidate], groups: int) -> bool:
+    """Whether a question is about these rows: together they account for most of its words, and one of them
+    for half on its own. "Can you install a charger for an electric car?" shares one word each with three
+    rows ("Installation", "Electrical") and is about none of them."""
+    accounts = [c.by_name | c.by_description for c in winners]
+    accounted = set().union(*accounts) if accounts else set()
+    return len(accounted) * 2 > groups and max((len(a) for a in accounts), default=0) * 2 >= groups
 
 
 def asks_price(message: str) -> bool:

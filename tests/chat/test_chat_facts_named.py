@@ -42,6 +42,9 @@ SALON = [
     _fact("Socket or Switch Replacement", "800", 30),
     _fact("Iron Sheet Box Profile Gauge 30 (3 m)", "1150", None),
     _fact("Ridge Cap Gauge 30 (2 m)", "550", None),
+    _fact("Changeover Switch Installation", "4500", 120, "A manual changeover switch fitted; switch charged separately."),
+    _fact("Security Light Installation", "1800", 60),
+    _fact("Electrical Inspection & Test Certificate", "6500", 120, "Full inspection and testing of an installation."),
 ]
 
 
@@ -67,6 +70,9 @@ SALON = [
     ("Bei ya kufua pazia ni ngapi kwa kilo?", ["Curtain Cleaning (per kg)"]),
     ("Bei ya kubadilisha soketi moja ni ngapi?", ["Socket or Switch Replacement"]),
     ("Bei ya bati gauge 30 ni ngapi?", ["Iron Sheet Box Profile Gauge 30 (3 m)"]),
+    # a comparison names both rows; "difference" and "between" name neither
+    ("What's the price difference between wash and iron and wash and fold?",
+     ["Wash & Fold (per kg)", "Wash & Iron (per kg)"]),
 ])
 def test_a_named_service_is_found_in_any_form(question, expected):
     assert named_services(question, SALON) == expected
@@ -77,6 +83,8 @@ def test_a_named_service_is_found_in_any_form(question, expected):
     "How much is a pedicure?",
     "What are your prices?",
     "How much is the deposit?",
+    # a word or two each with three rows ("install", "charger" ~ "charged", "electric") is about none of them
+    "Can you install a charger for an electric car at my home?",
 ])
 def test_something_not_on_the_list_names_no_service(question):
     assert named_services(question, SALON) == []
