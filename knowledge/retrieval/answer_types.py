@@ -1,5 +1,5 @@
-"""Answer types: what kind of answer a question asks for (a price, a time, a duration, a place; English and
-Swahili forms), and whether a text gives one. A question may ask for none of them (yes/no, how-to)."""
+"""Answer types: what kind of answer a question asks for (a price, a time, a duration, a place, a way to book
+or reach the business; English and Swahili forms), and whether a text gives one. A question may ask for none of them (yes/no, how-to)."""
 from __future__ import annotations
 
 import re
@@ -18,6 +18,12 @@ _TYPE_ASKED = {
                            r"inachukua|dakika ngapi|siku ngapi)\b"),
     "place": re.compile(r"\b(where|located|location|address|directions|how do i (get|find)|wapi|mahali|"
                         r"mko wapi)\b"),
+    # how to book, order or reach the business: answered by its channels (a number, WhatsApp, email, a site)
+    "contact": re.compile(r"\b(how (do|can|could|should|would) (i|we) (book|reserve|schedule|order|contact|reach|"
+                          r"call|get hold of|get in touch|make (a|an) (booking|appointment|reservation|order))|"
+                          r"how to (book|order|contact|reach)|(phone|contact|whatsapp|mobile|telephone) (number|no)|"
+                          r"email address|namba (yenu|ya simu)|nawezaje ku(book|agiza|weka miadi|wasiliana)|"
+                          r"nitawapata (vipi|aje)|tuwasiliane)\b"),
 }
 _TYPE_GIVEN = {
     "price": re.compile(r"(\b(kes|ksh|kshs|usd|eur|gbp|shillings?|bob|free|bure|no charge|"
@@ -33,17 +39,23 @@ _TYPE_GIVEN = {
     "place": re.compile(r"\b(road|rd|street|st|avenue|ave|lane|drive|floor|building|mall|plaza|centre|center|"
                         r"estate|near|opposite|next to|behind|along|off|located|located at|directions?|stage|"
                         r"junction|barabara|karibu na|mkabala|ghorofa)\b", re.I),
+    "contact": re.compile(r"(\+\d[\d\s-]{7,}\d|\b0\d{2,3}[\s-]?\d{3}[\s-]?\d{3,4}\b|[\w.+-]+@[\w-]+\.[\w.]+|"
+                          r"\bwww\.|https?://|\b(whatsapp|call us|text us|message us|sms us|email us|book online|"
+                          r"online booking|our website|our app|tupigie|tutumie)\b)", re.I),
 }
+# Types the refusal model was fitted without (relevance.signals_for reads the others only).
+RANKING_ONLY = frozenset({"contact"})
 
 
 @lru_cache(maxsize=256)
 def answer_types(text: str) -> frozenset[str]:
-    """The answer types a question asks for (price, time, duration, place), possibly none. Cached: a
+    """The answer types a question asks for (price, time, duration, place, contact), possibly none. Cached: a
     retrieval asks it for the ranking and again for the refusal decision."""
     lowered = " ".join(tokens(text))
     return frozenset(name for name, pattern in _TYPE_ASKED.items() if pattern.search(lowered))
 
 
 def gives_type(text: str, name: str) -> bool:
-    """Whether a text holds an answer of that type (an amount, a clock time or day, a length of time, a place)."""
+    """Whether a text holds an answer of that type (an amount, a clock time or day, a length of time, a place,
+    a channel)."""
     return bool(_TYPE_GIVEN[name].search(text))

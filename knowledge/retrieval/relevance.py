@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from knowledge.retrieval.answer_types import answer_types, gives_type
+from knowledge.retrieval.answer_types import RANKING_ONLY, answer_types, gives_type
 from knowledge.retrieval.language import SUFFIXES, is_english_stopword, stem, tokens
 from knowledge.retrieval.wordvec import word_vectors
 
@@ -198,7 +198,7 @@ def signals_for(candidates: list, *, language: str, question: str, words: list[s
         documents = [list(dict.fromkeys(content_words(f"{c.title} {c.body}"))) for c in ranked]
         vocabulary = question_words + [word for words in documents for word in words]
         covered = _word_cover(question_words, documents, word_vectors(vocabulary))
-    asked = answer_types(question)
+    asked = answer_types(question) - RANKING_ONLY
     text = " ".join(f"{c.title} {c.body}" for c in ranked)
     missing = bool(asked) and not any(gives_type(text, name) for name in asked)
     swahili = 1.0 if language == "sw" else 0.0

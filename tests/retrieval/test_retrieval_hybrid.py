@@ -304,3 +304,22 @@ def test_a_candidate_holding_the_kind_of_answer_asked_for_is_lifted():
     # A question that asks for no type of answer lifts nothing.
     fuse([complaints, location], Weights(), types=answer_types("Do you sell paint?"))
     assert location.type_boost == 0.0 and location.score == complaints.score
+
+
+@pytest.mark.parametrize("question", ["How do I book a plumber?", "What's your WhatsApp number?",
+                                      "Nawezaje kuweka miadi?"])
+def test_a_question_on_how_to_book_lifts_the_snippet_with_the_channels(question):
+    from knowledge.retrieval.answer_types import answer_types
+    from knowledge.retrieval.fusion import ANSWER_TYPE_BOOST, Weights, fuse, rank
+
+    def candidate(key, body):
+        return Candidate(id=len(key), key=key, version=1, title=key, body=body, category="general",
+                         status="accepted", token_count=10, similarity=0.40, title_similarity=None)
+
+    # "plumbers" in the question's words is not what answers how to book one.
+    qualifications = candidate("qualifications", "Our plumbers are trade-tested at Grade I or II.")
+    channels = candidate("channels", "WhatsApp 0722 418 330 or email jobs@example.co.ke with your estate.")
+    assert answer_types(question) == {"contact"}
+    fuse([qualifications, channels], Weights(), types=answer_types(question))
+    assert (channels.type_boost, qualifications.type_boost) == (ANSWER_TYPE_BOOST, 0.0)
+    assert [c.key for c in rank([qualifications, channels])] == ["channels", "qualifications"]

@@ -43,6 +43,10 @@ def test_a_price_question_against_snippets_without_a_price_is_a_type_miss():
     assert (with_price.type_asked, with_price.type_missing) == (1.0, 0.0)
     plain = signals_for([TRAYS], language="en", question="Do you ship trays?", words=["ship", "trays"])
     assert (plain.type_asked, plain.type_missing) == (0.0, 0.0)
+    # The refusal model was fitted without the contact type: it lifts ranking only.
+    booking = signals_for([TRAYS], language="en", question="How do I order trays?", words=["order", "trays"])
+    assert answer_types("How do I order trays?") == {"contact"}
+    assert (booking.type_asked, booking.type_missing) == (0.0, 0.0)
 
 
 @pytest.mark.django_db
