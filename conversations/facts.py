@@ -432,7 +432,8 @@ def _words(text: str, *, keep: frozenset[str] | None = None) -> list[str]:
 
 def _same_word(question_word: str, word: str) -> bool:
     """Equal, a prefix of 4+ letters ("mani" ~ manicure, "leaking" ~ leak), one stem of 4+ letters
-    ("install" ~ installation, "consult" ~ consultation) or a close typo ("tisue")."""
+    ("install" ~ installation, "consult" ~ consultation) or a close typo ("tisue") that keeps the first letter
+    (one letter off a five-letter word is as often another word: "night" is not a typo of "light")."""
     if question_word == word:
         return True
     if question_word.isdigit() or word.isdigit():
@@ -442,7 +443,8 @@ def _same_word(question_word: str, word: str) -> bool:
         return True
     if len(shorter) >= 4 and len(common := stem(word)) >= 4 and stem(question_word) == common:
         return True
-    return len(shorter) >= 4 and len(longer) >= 5 and difflib.SequenceMatcher(None, question_word, word).ratio() >= 0.8
+    return (len(shorter) >= 4 and len(longer) >= 5 and question_word[0] == word[0]
+            and difflib.SequenceMatcher(None, question_word, word).ratio() >= 0.8)
 
 
 def _ranges(text: str) -> list[tuple[int, int]]:

@@ -20,7 +20,7 @@ from datetime import timedelta
 from django.db.models import Q
 from django.utils import timezone
 
-from conversations.facts import Facts, ServiceFact, resolve_dates
+from conversations.facts import Facts, ServiceFact, match_services, resolve_dates
 from conversations.handoffs import CONTACT_PATTERNS, extract_contacts
 from conversations.i18n import detect_language
 from conversations.models import HandoffRequest, Session, Turn
@@ -222,11 +222,14 @@ def read_short_with_topic(*, message: str, context: SessionContext) -> Reading |
 
 
 def topic_service(context: SessionContext, services: list[ServiceFact]) -> tuple[str, ...]:
-    """The one service or product the last topic's answer, or the snippets it cited, name in full.
+    """The one service or product the last topic's answer, or the snippets it cited, name in full; else the
+    one the customer's own question named.
 
     "Mnafundisha pikipiki?" is answered from the course snippet, which says "Motorcycle Course (Class A)";
     "bei yake ni ngapi?" then asks that row's price. Text naming several rows names no one topic, and
     words merely shared with a name ("week", "class") do not count: only the name as the owner wrote it.
+    "Do you sell floodlights that come on at night?" answered from a lighting snippet that names no row:
+    "how much is it?" asks the one row the question itself matched ("LED Floodlight 50W").
     """
     topic = context.topic
     if topic is None or topic.refused or not topic.answer:
@@ -240,6 +243,8 @@ def topic_service(context: SessionContext, services: list[ServiceFact]) -> tuple
                   .values_list("title", "body")]
     said = " ".join(" ".join(words_of(text)) for text in texts)
     names = [s.name for s in services if re.search(rf"\b{re.escape(' '.join(words_of(s.name)))}\b", said)]
+    if not names:
+        names = match_services(topic.message, services)
     return tuple(names) if len(names) == 1 else ()
 
 

@@ -64,11 +64,24 @@ def test_an_answer_naming_no_single_row_gives_no_topic_service():
         message="Which massages help back pain?", answer="The Hot Stone Massage and the Deep Tissue Massage.",
         intent="services", read_as="Which massages help back pain?", refused=False, handoff_id=None),))
     assert followups.topic_service(both, services) == ()
-    # Words shared with a name ("stone") are not the name.
+    # Words an answer shares with a name ("stone") are not the name.
     neither = followups.SessionContext(turns=(followups.PriorTurn(
-        message="Do you use stones?", answer="We heat the stones to 50 degrees.", intent="services",
-        read_as="Do you use stones?", refused=False, handoff_id=None),))
+        message="Is it safe for me?", answer="We heat the stones to 50 degrees.", intent="services",
+        read_as="Is it safe for me?", refused=False, handoff_id=None),))
     assert followups.topic_service(neither, services) == ()
+
+
+def test_a_row_the_question_named_is_the_topic_when_the_answer_names_none():
+    services = [ServiceFact(name=name, description="", duration_minutes=None, price="1", currency="KES",
+                            price_text="KES 1") for name in ("LED Floodlight 50W with Photocell",
+                                                             "Motion Sensor Security Light 30W")]
+    context = followups.SessionContext(turns=(followups.PriorTurn(
+        message="Do you sell floodlights that come on by themselves at night?",
+        answer="Choose a floodlight with a photocell, which comes on at dusk and goes off at dawn.",
+        intent="services", read_as="Do you sell floodlights that come on by themselves at night?",
+        refused=False, handoff_id=None),))
+    # "night" is not a typo of "light": the question names one row.
+    assert followups.topic_service(context, services) == ("LED Floodlight 50W with Photocell",)
 
 
 def test_a_question_that_stands_alone_is_read_alone(chat):
