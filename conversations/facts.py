@@ -690,6 +690,33 @@ def asks_more_than_facts(message: str, *, intent: str, today: date,
     return False
 
 
+def rows_named_in(text: str, services: list[ServiceFact]) -> list[str]:
+    """The rows a text names in full, as the owner wrote the name ("Motorcycle Course (Class A)"), not rows
+    it merely shares a word with ("week", "class")."""
+    said = " ".join(re.findall(r"[a-z0-9]+", _normalize(text)))
+    return [s.name for s in services
+            if re.search(rf"\b{re.escape(' '.join(re.findall(r'[a-z0-9]+', _normalize(s.name))))}\b", said)]
+
+
+def row_the_knowledge_names(message: str, text: str, services: list[ServiceFact]) -> str | None:
+    """For a price or duration question that names no row in its own words ("the motorbike course"): the one
+    row the knowledge that answers it names in full ("The Motorcycle Course (Class A) runs for 2 weeks"), when
+    the question shares a word with that row's name. The owner's text links the customer's word to the row."""
+    if not (asks_price(message) or asks_duration(message)):
+        return None
+    named = [s for s in services if s.name in rows_named_in(text, services)]
+    if len(named) != 1:
+        return None
+    row = named[0]
+    # A snippet that quotes the row's price answers by itself, and may say more than the row does.
+    figure = _normalize(format_money(row.price, "")).strip()
+    if re.search(rf"(?<![\d.]){re.escape(figure)}(?![\d])", _normalize(text)):
+        return None
+    asked = question_words(message)
+    name_words = [w for w in _words(row.name) if w not in _GENERIC_TOKENS and w not in _UNIT_WORDS]
+    return row.name if any(_same_word(q, w) for q in asked for w in name_words) else None
+
+
 def services_asked(message: str, services: list[ServiceFact], *, topic_names: tuple[str, ...] = ()) -> list[str]:
     """The services a question is about; for a price or duration question that names none, the one service
     the conversation was just about (`topic_names`: "bei yake ni ngapi?" after an answer on one course)."""

@@ -20,7 +20,7 @@ from datetime import timedelta
 from django.db.models import Q
 from django.utils import timezone
 
-from conversations.facts import Facts, ServiceFact, match_services, resolve_dates
+from conversations.facts import Facts, ServiceFact, match_services, resolve_dates, rows_named_in
 from conversations.handoffs import CONTACT_PATTERNS, extract_contacts
 from conversations.i18n import detect_language
 from conversations.models import HandoffRequest, Session, Turn
@@ -241,8 +241,7 @@ def topic_service(context: SessionContext, services: list[ServiceFact]) -> tuple
             wanted |= Q(key=key, version=version)
         texts += [f"{title}. {body}" for title, body in SnippetVersion.objects.filter(wanted)
                   .values_list("title", "body")]
-    said = " ".join(" ".join(words_of(text)) for text in texts)
-    names = [s.name for s in services if re.search(rf"\b{re.escape(' '.join(words_of(s.name)))}\b", said)]
+    names = rows_named_in(" ".join(texts), services)
     if not names:
         names = match_services(topic.message, services)
     return tuple(names) if len(names) == 1 else ()

@@ -20,7 +20,7 @@ from django.utils import timezone
 import llm
 from conversations import costs, followups, handoffs, i18n, intents, selectors
 from conversations.facts import (Facts, asks_duration, asks_price, facts_beside_knowledge, facts_for,
-                                 facts_intent_for, named_services, services_list)
+                                 facts_intent_for, named_services, row_the_knowledge_names, services_list)
 from conversations.models import HandoffRequest, Session, Turn
 from conversations.prompting import load_prompt_template
 from conversations.shaping import AnswerDelta, ShapedAnswer
@@ -458,15 +458,33 @@ def question_decide(*, intent: str, message: str, channel: str, session: Session
     facts_intent = facts_intent_for(intent=intent, message=message, topic_names=topic_names, services=services)
     if facts_intent is None:
         retrieval = _fetch("other", message=message, channel=channel, session=session, filters=filters)
-        return Decision(retrieval=retrieval, facts=None, refusal_reason=None if _relevant(retrieval)
-                        else (retrieval.refusal_reason or "no_relevant_context"))
-    facts = facts_for(intent=facts_intent, message=message, topic_names=topic_names, services=services)
-    # Retrieval never narrows by intent (inline or hybrid), so a misread intent cannot hide the answer.
-    retrieval = _fetch(facts_intent, message=message, channel=channel, session=session, filters=filters)
+        facts = _facts_the_knowledge_names(message, retrieval, services)
+        if facts is None:
+            return Decision(retrieval=retrieval, facts=None, refusal_reason=None if _relevant(retrieval)
+                            else (retrieval.refusal_reason or "no_relevant_context"))
+    else:
+        facts = facts_for(intent=facts_intent, message=message, topic_names=topic_names, services=services)
+        # Retrieval never narrows by intent (inline or hybrid), so a misread intent cannot hide the answer.
+        retrieval = _fetch(facts_intent, message=message, channel=channel, session=session, filters=filters)
+        if facts_intent == "services" and not facts.matched_services:
+            facts = _facts_the_knowledge_names(message, retrieval, services) or facts
     facts_beside_knowledge(facts, knowledge=_relevant(retrieval))
     refused = facts.is_empty and not _relevant(retrieval)
     return Decision(retrieval=retrieval, facts=facts,
                     refusal_reason=(retrieval.refusal_reason or "no_relevant_context") if refused else None)
+
+
+def _facts_the_knowledge_names(message: str, retrieval: Retrieval, services: list | None) -> Facts | None:
+    """The row a price or duration question asks about in other words ("the motorbike course"), found
+    through the snippet that answers it naming the row in full; None when there is no such one row."""
+    if not _relevant(retrieval) or not retrieval.snippets or not (asks_price(message) or asks_duration(message)):
+        return None
+    top = retrieval.snippets[0]
+    services = services if services is not None else services_list()
+    row = row_the_knowledge_names(message, f"{top.title}. {top.body}", services)
+    if row is None:
+        return None
+    return facts_for(intent="services", message=message, topic_names=(row,), services=services)
 
 
 def knowledge_read(retrieval: Retrieval | None, facts: Facts | None) -> list[RetrievedSnippet]:

@@ -6,7 +6,8 @@ from decimal import Decimal
 import pytest
 
 from conversations import intents
-from conversations.facts import ServiceFact, asks_duration, format_money, match_services, named_services
+from conversations.facts import (ServiceFact, asks_duration, format_money, match_services, named_services,
+                                 row_the_knowledge_names)
 from knowledge.models import Service
 
 
@@ -134,6 +135,28 @@ def test_the_price_list_answers_a_question_about_prices_in_general(chat, monkeyp
     body = _ask_as(chat, monkeypatch, "services", "What are your prices?")
     assert [c["key"] for c in body["citations"]] == ["facts:services"]
     assert body["answer"].count("KES") == 6
+
+
+@pytest.mark.parametrize("intent", ["services", "other"])
+def test_a_row_named_in_other_words_is_found_through_the_snippet_that_names_it(chat, monkeypatch, intent):
+    # "the facial for sensitive skin" is not the row's name; the snippet about it names "Signature Aura Facial".
+    body = _ask_as(chat, monkeypatch, intent, "How much is the facial for sensitive skin?")
+    assert [c["key"] for c in body["citations"]] == ["facts:services"]
+    assert body["answer"] == "Here are the details: Signature Aura Facial: KES 6,000, 75 minutes. [1]"
+
+
+def test_the_knowledge_names_a_row_only_once_in_full_and_only_without_its_price():
+    motorcycle = _fact("Motorcycle Course (Class A)", "8500", 60)
+    rows = [motorcycle, _fact("Class B Course (Car)", "28000", 60)]
+    course = "The Motorcycle Course (Class A) runs for 2 weeks, for boda boda riders."
+    assert row_the_knowledge_names("How much is the motorbike course?", course, rows) == motorcycle.name
+    # the snippet quotes the price itself: it answers, and may say more than the row
+    assert row_the_knowledge_names("How much is the motorbike course?", course + " It costs KES 8,500.", rows) is None
+    # not a price or duration question; no word shared with the name; two rows named
+    assert row_the_knowledge_names("Do you teach motorbikes?", course, rows) is None
+    assert row_the_knowledge_names("How much for a boda licence?", course, rows) is None
+    both = course + " The Class B Course (Car) takes 6 weeks."
+    assert row_the_knowledge_names("How much is the motorbike course?", both, rows) is None
 
 
 def _feeding_bowl() -> None:
