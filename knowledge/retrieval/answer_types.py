@@ -1,5 +1,6 @@
 """Answer types: what kind of answer a question asks for (a price, a time, a duration, a place, a way to book
-or reach the business; English and Swahili forms), and whether a text gives one. A question may ask for none of them (yes/no, how-to)."""
+or reach the business; English and Swahili forms), and whether a text gives one. A question may ask for none
+of them (yes/no, how-to)."""
 from __future__ import annotations
 
 import re

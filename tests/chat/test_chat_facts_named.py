@@ -43,7 +43,7 @@ SALON = [
     _fact("Socket or Switch Replacement", "800", 30),
     _fact("Iron Sheet Box Profile Gauge 30 (3 m)", "1150", None),
     _fact("Ridge Cap Gauge 30 (2 m)", "550", None),
-    _fact("Changeover Switch Installation", "4500", 120, "A manual changeover switch fitted; switch charged separately."),
+    _fact("Changeover Switch Installation", "4500", 120, "A changeover switch fitted; switch charged separately."),
     _fact("Security Light Installation", "1800", 60),
     _fact("Electrical Inspection & Test Certificate", "6500", 120, "Full inspection and testing of an installation."),
 ]
