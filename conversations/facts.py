@@ -693,9 +693,11 @@ def asks_more_than_facts(message: str, *, intent: str, today: date,
 def rows_named_in(text: str, services: list[ServiceFact]) -> list[str]:
     """The rows a text names in full, as the owner wrote the name ("Motorcycle Course (Class A)"), not rows
     it merely shares a word with ("week", "class")."""
-    said = " ".join(re.findall(r"[a-z0-9]+", _normalize(text)))
-    return [s.name for s in services
-            if re.search(rf"\b{re.escape(' '.join(re.findall(r'[a-z0-9]+', _normalize(s.name))))}\b", said)]
+    def plain(words: str) -> str:
+        return " ".join(re.findall(r"[a-z0-9]+", _normalize(words)))
+
+    said = plain(text)
+    return [s.name for s in services if re.search(rf"\b{re.escape(plain(s.name))}\b", said)]
 
 
 def row_the_knowledge_names(message: str, text: str, services: list[ServiceFact]) -> str | None:
@@ -704,10 +706,10 @@ def row_the_knowledge_names(message: str, text: str, services: list[ServiceFact]
     the question shares a word with that row's name. The owner's text links the customer's word to the row."""
     if not (asks_price(message) or asks_duration(message)):
         return None
-    named = [s for s in services if s.name in rows_named_in(text, services)]
+    named = rows_named_in(text, services)
     if len(named) != 1:
         return None
-    row = named[0]
+    row = next(s for s in services if s.name == named[0])
     # A snippet that quotes the row's price answers by itself, and may say more than the row does.
     figure = _normalize(format_money(row.price, "")).strip()
     if re.search(rf"(?<![\d.]){re.escape(figure)}(?![\d])", _normalize(text)):

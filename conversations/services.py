@@ -477,6 +477,7 @@ def question_decide(*, intent: str, message: str, channel: str, session: Session
 def _facts_the_knowledge_names(message: str, retrieval: Retrieval, services: list | None) -> Facts | None:
     """The row a price or duration question asks about in other words ("the motorbike course"), found
     through the snippet that answers it naming the row in full; None when there is no such one row."""
+    # Asked here as well as in row_the_knowledge_names so other questions do not read the services list.
     if not _relevant(retrieval) or not retrieval.snippets or not (asks_price(message) or asks_duration(message)):
         return None
     top = retrieval.snippets[0]
