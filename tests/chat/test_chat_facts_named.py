@@ -145,6 +145,21 @@ def test_a_row_named_in_other_words_is_found_through_the_snippet_that_names_it(c
     assert body["answer"] == "Here are the details: Signature Aura Facial: KES 6,000, 75 minutes. [1]"
 
 
+def test_a_question_about_prices_in_general_keeps_the_list_when_a_snippet_names_one_row(chat, monkeypatch):
+    from datetime import date
+
+    from knowledge.services import snippet_version_create, snippet_versions_embed
+
+    version = snippet_version_create(key="popular", title="Our prices", category="service", role="retrieved",
+                                     body="Our prices suit every budget; the favourite is the Hot Stone Massage.",
+                                     status="canonical", last_reviewed_at=date(2026, 5, 1),
+                                     enforce_release_gate=False, queue_embedding=False)
+    snippet_versions_embed(version_ids=[version.pk])
+    body = _ask_as(chat, monkeypatch, "services", "What are your prices?")
+    assert [c["key"] for c in body["citations"]] == ["facts:services"]
+    assert body["answer"].count("KES") == 6
+
+
 def test_the_knowledge_names_a_row_only_once_in_full_and_only_without_its_price():
     motorcycle = _fact("Motorcycle Course (Class A)", "8500", 60)
     rows = [motorcycle, _fact("Class B Course (Car)", "28000", 60)]
