@@ -22,6 +22,7 @@ from django.db import transaction
 from knowledge.models import (
     SNIPPET_HEAVY_FIELDS, EmbeddingState, OpeningHours, Service, SmokeTest, SnippetVersion, SpecialDay,
 )
+from knowledge.selectors import stale_versions
 from knowledge.services import (
     _content_of,
     currency_check,
@@ -578,8 +579,7 @@ def seed_apply(*, seed: SeedFile, embed: bool = True, embed_per_version: bool = 
     if embed and not embed_per_version:
         pending = list(SnippetVersion.objects.exclude(embedding_state=EmbeddingState.DONE)
                        .filter(pk__in=report.new_version_ids).values_list("pk", flat=True))
-        pending += list(SnippetVersion.objects.filter(embedding_state=EmbeddingState.PENDING)
-                        .exclude(pk__in=pending).values_list("pk", flat=True))
+        pending += list(stale_versions().exclude(pk__in=pending).values_list("pk", flat=True))
         if pending:
             from knowledge.embeddings import EmbeddingError
 

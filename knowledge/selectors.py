@@ -10,6 +10,17 @@ from django.utils import timezone
 
 from knowledge.models import SNIPPET_HEAVY_FIELDS, EmbeddingState, OpeningHours, Service, SnippetVersion, SpecialDay
 
+
+def stale_versions() -> QuerySet[SnippetVersion]:
+    """Versions waiting for a vector: pending ones, and those embedded by another model than the current one
+    (a failed one waits for its next edit or `reembed`)."""
+    from knowledge.embeddings import embedding_model_name
+
+    return SnippetVersion.objects.filter(
+        Q(embedding_state=EmbeddingState.PENDING)
+        | Q(embedding_state=EmbeddingState.DONE) & ~Q(embedding_model=embedding_model_name()))
+
+
 def snippet_version_list(*, filters: dict | None = None, active_only: bool = True) -> QuerySet[SnippetVersion]:
     """Versions (active ones by default), filtered by category, role, status, channel, tag, language,
     embedding_state, `q` (title/key/body contains), `expiring_within_days`; never loads the vector."""

@@ -5,8 +5,9 @@ import logging
 
 from django_tenants.utils import get_tenant_model, schema_context
 
+from knowledge.collections.services import chunks_embed
 from knowledge.embeddings import EmbeddingError
-from knowledge.models import EmbeddingState, SnippetVersion
+from knowledge.selectors import stale_versions
 from knowledge.services import snippet_version_embedding_failed, snippet_versions_embed
 from ratiba.celery import app
 
@@ -36,16 +37,18 @@ def embed_snippet_version(self, version_id: int) -> int:
 
 @app.task(name="knowledge.embed_pending_sweep", acks_late=True)
 def embed_pending_sweep() -> dict[str, int]:
-    """Embed every tenant's pending versions in batches (catches versions saved while the broker was down)."""
+    """Embed every tenant's pending versions in batches (catches versions saved while the broker was down), and
+    re-embed those and the document chunks made by another model (after the encoder changed)."""
     embedded: dict[str, int] = {}
     for schema in get_tenant_model().objects.exclude(schema_name="public").values_list("schema_name", flat=True):
         with schema_context(schema):
-            ids = list(SnippetVersion.objects.filter(embedding_state=EmbeddingState.PENDING)
-                       .values_list("pk", flat=True)[:1000])
-            if not ids:
-                continue
+            ids = list(stale_versions().order_by("pk").values_list("pk", flat=True)[:1000])
             try:
-                embedded[schema] = snippet_versions_embed(version_ids=ids)
+                count = snippet_versions_embed(version_ids=ids) if ids else 0
+                count += chunks_embed()
             except EmbeddingError as exc:
                 logger.warning("pending sweep: embedding unavailable in %s: %s", schema, exc)
+                continue
+            if count:
+                embedded[schema] = count
     return embedded

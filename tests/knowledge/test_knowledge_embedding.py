@@ -111,3 +111,13 @@ def test_reembed_needs_a_target_and_a_real_tenant(tenant):
         call_command("reembed")
     with pytest.raises(CommandError, match="No tenant 'nope'"):
         call_command("reembed", "--tenant", "nope")
+
+
+def test_the_sweep_reembeds_versions_made_by_another_model(committed, fake_embedder):
+    version = make_version("parking")
+    SnippetVersion.objects.filter(pk=version.pk).update(embedding_state=EmbeddingState.DONE,
+                                                        embedding_model="an-old-model")
+    assert embed_pending_sweep().get(committed.schema_name) == 1
+    version.refresh_from_db()
+    assert (version.embedding_state, version.embedding_model) == (EmbeddingState.DONE, "fake-hash-384")
+    assert committed.schema_name not in embed_pending_sweep()  # current vectors are left alone
