@@ -1,12 +1,10 @@
-"""Customer-facing phrases in English and Swahili: answer framing, deflections, a small language guess.
+"""Customer-facing phrases in English and Swahili: answer framing, deflections, the language guess.
 
 Only the words *around* cited text are localized here: the extractive provider cannot translate a
 snippet, so it frames the snippet's own words with a phrase in the customer's language.
 Refusal reasons stay machine-readable (never localized); only the deflection text is.
 """
 from __future__ import annotations
-
-import re
 
 SUPPORTED_LANGUAGES = ("en", "sw")
 DEFAULT_LANGUAGE = "en"
@@ -97,34 +95,9 @@ def small_talk(kind: str, *, language: str) -> str:
 
 # ----------------------------------------------------------------------------- language guess
 
-# Frequent Swahili function words and question words (plus common WhatsApp/Sheng spellings). English
-# words with the same spelling ("na" aside) are rare, so a couple of hits is a reliable signal.
-_SWAHILI_WORDS = frozenset("""
-je ni na ya wa kwa za la cha vya kuna hakuna mna mnafungua mnafunga mnauza mko uko niko yuko tuko
-nini gani wapi lini vipi ngapi kiasi bei saa leo kesho jana asubuhi mchana jioni usiku siku wiki mwezi
-asante asanteni sana habari hujambo mambo poa sawa tafadhali samahani karibu ndiyo ndio hapana sina
-nataka ningependa naomba nawezaje naweza unaweza mnaweza inawezekana nipo hapo hapa huko pia tu au
-lakini kama kwenye katika kutoka hadi mpaka bila kila yangu yako yetu wangu wako wetu mimi wewe sisi
-nyinyi ninyi huduma malipo amana kulipa kufungua kufunga kuweka miadi nafasi masaji usoni kucha
-mteja wateja mtoto watoto mama daktari maji chai chakula gari maegesho jumatatu jumanne jumatano
-alhamisi ijumaa jumamosi jumapili sikukuu krismasi uliza nauliza naulizia tunaweza
-""".split())
-_ENGLISH_WORDS = frozenset("""
-the a an is are do does did you your we our i my me to of in on at for with can could would should
-what when where which who why how there this that it be have has open close closed price cost much
-many please thanks thank hello hi book booking appointment any about if and or not
-""".split())
-_SWAHILI_SHAPES = re.compile(r"^(mna|mta|tuna|nina|wana|nime|ume|tume|mme|wame|nita|uta|tuta|ning|tung|mng)"
-                             r"[a-z]{3,}$")
-
-
 def detect_language(text: str) -> str:
-    """Guess "sw" or "en" from function words and Swahili verb shapes; English when unsure."""
-    words = re.findall(r"[a-z']+", (text or "").lower())
-    if not words:
-        return DEFAULT_LANGUAGE
-    swahili = sum(1 for word in words if word in _SWAHILI_WORDS)
-    swahili += 0.5 * sum(1 for word in words if word not in _SWAHILI_WORDS and word not in _ENGLISH_WORDS
-                         and _SWAHILI_SHAPES.match(word))
-    english = sum(1 for word in words if word in _ENGLISH_WORDS)
-    return "sw" if swahili > english else "en"
+    """The language of a text, "sw" or "en", by retrieval's detector (the two-language model with the sentence's function words), so a
+    turn, its answer and its retrieval never read one message as two languages."""
+    from knowledge.retrieval.language import detect_language as detect
+
+    return detect(text).language

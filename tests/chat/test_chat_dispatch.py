@@ -135,6 +135,14 @@ def test_a_swahili_hours_question_is_answered_in_swahili(chat, monkeypatch):
     assert body["answer"].startswith("Haya ndiyo maelezo:")
 
 
+def test_a_swahili_question_opening_with_an_english_word_is_read_as_swahili_throughout(chat):
+    # The turn's language and retrieval's are one reading: a loanword first ("Parking") once made the turn
+    # English while retrieval read Swahili.
+    body = chat(message="Parking yenu inatosha magari mangapi?").json()
+    assert body["meta"]["language"] == "sw"
+    assert body["answer"].startswith(("Hiki ndicho nilichopata:", "Samahani"))
+
+
 def test_a_swahili_question_finds_english_knowledge_and_frames_it_in_swahili(chat):
     body = chat(message="Je, kuna parking ya wageni?").json()
     assert body["meta"]["language"] == "sw"
