@@ -22,7 +22,6 @@ import json
 import logging
 import math
 import os
-import re
 import threading
 from pathlib import Path
 
@@ -33,14 +32,14 @@ logger = logging.getLogger(__name__)
 WEIGHTS_PATH = Path(__file__).with_name("answerability.safetensors")
 MAX_TOKENS = 112  # question + one window
 WINDOW_WORDS = 48  # a window: the title and consecutive sentences up to about this many words
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def sentences(body: str) -> list[str]:
-    """A snippet body's sentences, authoring metadata lines left out."""
-    from conversations.providers.extractive import strip_metadata
+    """A snippet body's sentences as the extractive answer splits them (list items and abbreviations included,
+    authoring metadata left out), so the reader's windows hold the sentences an answer would quote."""
+    from conversations.providers.extractive import split_sentences
 
-    return [part.strip() for part in _SENTENCE_END.split(strip_metadata(body)) if part and part.strip()]
+    return split_sentences(body)
 
 
 def windows(title: str, parts: list[str]) -> list[str]:
