@@ -685,9 +685,19 @@ def asks_more_than_facts(message: str, *, intent: str, today: date,
             if _hours_topic(piece, resolve_dates(piece, today=today)):
                 return True
         elif _naming_words(piece) and not (asks_price(piece) or asks_duration(piece)
-                                           or match_services(piece, services or [])):
+                                           or _only_names_rows(piece, services or [])):
             return True
     return False
+
+
+def _only_names_rows(piece: str, services: list[ServiceFact]) -> bool:
+    """Whether a part of a question does nothing but name rows: every naming word belongs to a row it names
+    ("and a beard trim?"), unlike "can I bring my own braiding hair" (a question about braids, not a row)."""
+    named = [s for s in services if s.name in set(match_services(piece, services))]
+    if not named:
+        return False
+    name_words = {word for s in named for word in re.findall(r"[a-z0-9]+", _normalize(s.name))}
+    return all(any(_same_word(word, name) for name in name_words) for word in _naming_words(piece))
 
 
 def rows_named_in(text: str, services: list[ServiceFact]) -> list[str]:

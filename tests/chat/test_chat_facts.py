@@ -166,5 +166,9 @@ def test_facts_that_answer_one_part_of_a_question_are_quoted_beside_the_knowledg
     assert other_row.answers_alone and not other_row.answers_part
     size = facts_for(intent="services", message="How much is the hot stone massage?\nand for 120 min?", now=now)
     assert size.answers_alone and not size.answers_part
+    # a part that names a row but asks something of its own is more than the row's price
+    own = facts_for(intent="services", now=now,
+                    message="Can I bring my own oil for the hot stone massage, and how long does it take?")
+    assert own.matched_services == ["Hot Stone Massage"] and own.answers_part and not own.answers_alone
     until = facts_for(intent="hours", message="Are you open on Saturday, and until what time?", now=now)
     assert until.answers_alone and not until.answers_part
