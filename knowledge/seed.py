@@ -577,18 +577,18 @@ def seed_apply(*, seed: SeedFile, embed: bool = True, embed_per_version: bool = 
             _apply_smoke_tests(seed.smoke_tests, report)
     report.write_seconds = time.perf_counter() - started
     if embed and not embed_per_version:
+        from knowledge.embeddings import EmbeddingError
+
         pending = list(SnippetVersion.objects.exclude(embedding_state=EmbeddingState.DONE)
                        .filter(pk__in=report.new_version_ids).values_list("pk", flat=True))
-        pending += list(stale_versions().exclude(pk__in=pending).values_list("pk", flat=True))
-        if pending:
-            from knowledge.embeddings import EmbeddingError
-
-            try:
-                report.embedded = snippet_versions_embed(version_ids=pending)
-            except EmbeddingError as exc:
-                # The knowledge is committed and keyword-searchable; the sweep task embeds it later.
-                report.embedding_error = str(exc)
-                logger.warning("seed: embeddings left pending: %s", exc)
+        try:
+            # Naming the current model reads the embedding settings, which may be wrong: inside the try too.
+            pending += list(stale_versions().exclude(pk__in=pending).values_list("pk", flat=True))
+            report.embedded = snippet_versions_embed(version_ids=pending) if pending else 0
+        except EmbeddingError as exc:
+            # The knowledge is committed and keyword-searchable; the sweep task embeds it later.
+            report.embedding_error = str(exc)
+            logger.warning("seed: embeddings left pending: %s", exc)
     report.embed_seconds = time.perf_counter() - started - report.write_seconds
     return report
 

@@ -42,8 +42,8 @@ def embed_pending_sweep() -> dict[str, int]:
     embedded: dict[str, int] = {}
     for schema in get_tenant_model().objects.exclude(schema_name="public").values_list("schema_name", flat=True):
         with schema_context(schema):
-            ids = list(stale_versions().order_by("pk").values_list("pk", flat=True)[:1000])
             try:
+                ids = list(stale_versions().order_by("pk").values_list("pk", flat=True)[:1000])
                 count = snippet_versions_embed(version_ids=ids) if ids else 0
                 count += chunks_embed()
             except EmbeddingError as exc:

@@ -121,3 +121,20 @@ def test_the_sweep_reembeds_versions_made_by_another_model(committed, fake_embed
     version.refresh_from_db()
     assert (version.embedding_state, version.embedding_model) == (EmbeddingState.DONE, "fake-hash-384")
     assert committed.schema_name not in embed_pending_sweep()  # current vectors are left alone
+
+
+def test_a_misconfigured_embedder_leaves_seeding_and_the_sweep_standing(committed, monkeypatch, caplog):
+    from knowledge import embeddings
+    from knowledge.seed import seed_apply, seed_parse
+
+    def misconfigured():  # what get_embedder raises for an unknown EMBEDDING_PROVIDER
+        raise EmbeddingError("Unknown EMBEDDING_PROVIDER 'no-such-provider'", retryable=False)
+
+    monkeypatch.setattr(embeddings, "get_embedder", misconfigured)
+    report = seed_apply(seed=seed_parse(text=(
+        "snippets:\n- key: parking\n  category: facility\n  role: retrieved\n  title: Parking\n"
+        "  body: Free parking behind the building.\n")))
+    assert "Unknown EMBEDDING_PROVIDER" in report.embedding_error and report.embedded == 0
+    assert SnippetVersion.objects.get(key="parking", is_active=True).embedding_state == EmbeddingState.PENDING
+    assert embed_pending_sweep() == {}
+    assert "pending sweep: embedding unavailable" in caplog.text
