@@ -693,10 +693,10 @@ def asks_more_than_facts(message: str, *, intent: str, today: date,
 def _only_names_rows(piece: str, services: list[ServiceFact]) -> bool:
     """Whether a part of a question does nothing but name rows: every naming word belongs to a row it names
     ("and a beard trim?"), unlike "can I bring my own braiding hair" (a question about braids, not a row)."""
-    named = [s for s in services if s.name in set(match_services(piece, services))]
+    named = match_services(piece, services)
     if not named:
         return False
-    name_words = {word for s in named for word in re.findall(r"[a-z0-9]+", _normalize(s.name))}
+    name_words = {word for name in named for word in re.findall(r"[a-z0-9]+", _normalize(name))}
     return all(any(_same_word(word, name) for name in name_words) for word in _naming_words(piece))
 
 

@@ -96,8 +96,8 @@ def small_talk(kind: str, *, language: str) -> str:
 # ----------------------------------------------------------------------------- language guess
 
 def detect_language(text: str) -> str:
-    """The language of a text, "sw" or "en", by retrieval's detector (the two-language model with the sentence's function words), so a
-    turn, its answer and its retrieval never read one message as two languages."""
+    """The language of a text, "sw" or "en", by retrieval's detector (the two-language model with the
+    sentence's function words), so a turn, its answer and its retrieval never read a message as two languages."""
     from knowledge.retrieval.language import detect_language as detect
 
     return detect(text).language
