@@ -140,11 +140,10 @@ def hit_at_1(model, data, fold: int) -> dict[str, tuple[float, int]]:
     for business, business_fold, snippets, questions in data:
         if business_fold != fold or not questions:
             continue
-        encode = lambda texts: model.encode(texts, normalize_embeddings=True, batch_size=32,  # noqa: E731
-                                            show_progress_bar=False)
-        bodies, titles = encode([document(s) for s in snippets]), encode([s["title"] for s in snippets])
-        scores = encode([q.text for q in questions]) @ ((1 - TITLE_WEIGHT) * bodies.T) \
-            + encode([q.text for q in questions]) @ (TITLE_WEIGHT * titles.T)
+        bodies, titles, asked = (model.encode(texts, normalize_embeddings=True, batch_size=32, show_progress_bar=False)
+                                 for texts in ([document(s) for s in snippets], [s["title"] for s in snippets],
+                                               [q.text for q in questions]))
+        scores = asked @ ((1 - TITLE_WEIGHT) * bodies + TITLE_WEIGHT * titles).T
         for question, row in zip(questions, scores, strict=True):
             group = f"{'written' if business.dataset != 'public' else 'public'} {question.language}"
             hits.setdefault(group, []).append(snippets[int(np.argmax(row))]["key"] in question.relevant)

@@ -424,10 +424,14 @@ def _singular(word: str) -> str:
     return word
 
 
+def _plain_words(text: str) -> list[str]:
+    """A text's words as written, lower-cased and without accents or punctuation."""
+    return re.findall(r"[a-z0-9]+", _normalize(text))
+
+
 def _words(text: str, *, keep: frozenset[str] | None = None) -> list[str]:
     """Singular word forms; with `keep`, function words are dropped unless kept (used in a service name)."""
-    return [_singular(word) for word in re.findall(r"[a-z0-9]+", _normalize(text))
-            if keep is None or word not in _STOPWORDS or word in keep]
+    return [_singular(word) for word in _plain_words(text) if keep is None or word not in _STOPWORDS or word in keep]
 
 
 def _same_word(question_word: str, word: str) -> bool:
@@ -569,7 +573,7 @@ def named_services(text: str, services: list[ServiceFact]) -> list[str]:
 def _best_services(text: str, services: list[ServiceFact], *, whole: bool) -> list[str]:
     if not services:
         return []
-    name_words = frozenset(w for s in services for w in re.findall(r"[a-z0-9]+", _normalize(s.name)))
+    name_words = frozenset(w for s in services for w in _plain_words(s.name))
     groups = question_groups(text, keep=name_words)
     if not groups:
         return []
@@ -696,18 +700,15 @@ def _only_names_rows(piece: str, services: list[ServiceFact]) -> bool:
     named = match_services(piece, services)
     if not named:
         return False
-    name_words = {word for name in named for word in re.findall(r"[a-z0-9]+", _normalize(name))}
+    name_words = {word for name in named for word in _plain_words(name)}
     return all(any(_same_word(word, name) for name in name_words) for word in _naming_words(piece))
 
 
 def rows_named_in(text: str, services: list[ServiceFact]) -> list[str]:
     """The rows a text names in full, as the owner wrote the name ("Motorcycle Course (Class A)"), not rows
     it merely shares a word with ("week", "class")."""
-    def plain(words: str) -> str:
-        return " ".join(re.findall(r"[a-z0-9]+", _normalize(words)))
-
-    said = plain(text)
-    return [s.name for s in services if re.search(rf"\b{re.escape(plain(s.name))}\b", said)]
+    said = " ".join(_plain_words(text))
+    return [s.name for s in services if re.search(rf"\b{re.escape(' '.join(_plain_words(s.name)))}\b", said)]
 
 
 def row_the_knowledge_names(message: str, text: str, services: list[ServiceFact]) -> str | None:

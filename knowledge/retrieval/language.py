@@ -77,14 +77,15 @@ class QueryLanguage:
     mixed: bool = False
 
 
-@lru_cache(maxsize=4096)
 def is_swahili_text(text: str) -> bool:
-    """Whether a snippet is written in Swahili (cached: a version's text never changes)."""
+    """Whether a snippet is written in Swahili."""
     return detect_language(text).language == "sw"
 
 
+@lru_cache(maxsize=4096)
 def detect_language(text: str) -> QueryLanguage:
-    """English or Swahili, with the Swahili confidence (mixed when the detector is unsure)."""
+    """English or Swahili, with the Swahili confidence (mixed when the detector is unsure). Cached: a turn
+    reads its message's language for itself, its retrieval and its answer, and a snippet's on every answer."""
     words = tokens(text)
     if not words:
         return QueryLanguage(language="en", swahili_share=0.0)
