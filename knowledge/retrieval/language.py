@@ -223,6 +223,13 @@ def expand_swahili(text: str) -> Expansion:
     return result
 
 
+@lru_cache(maxsize=4096)
+def english_reading(text: str) -> str:
+    """The glossary's English rendering of a Swahili text (what a snippet is compared by when an owner wrote
+    it in Swahili); empty when no word is known."""
+    return expand_swahili(text).text
+
+
 _EN_SUFFIXES = ("ing", "tion", "ment", "ness", "able", "ed", "ly", "er", "est", "ies", "es")
 
 

@@ -7,7 +7,7 @@ from time import perf_counter
 
 from django.db import connection
 
-from knowledge.embeddings import EmbeddingError, embed_query
+from knowledge.embeddings import EmbeddingError, embed_cached, embed_query
 from knowledge.retrieval import candidates as sql
 from knowledge.retrieval.answer_types import answer_types
 from knowledge.retrieval.candidates import Candidate, QueryText
@@ -15,8 +15,8 @@ from knowledge.retrieval.config import effective_mode, retrieval_settings_get, t
 from knowledge.retrieval.filters import Filters, filters_clean
 from knowledge.retrieval.fusion import TRUNCATE_TOP, Weights, apply_threshold, fuse, pack, rank
 from knowledge.retrieval.graduation import graduation_check_after_overflow
-from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, expand_swahili, is_swahili_text,
-                                         tokens)
+from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, english_reading, expand_swahili,
+                                         is_swahili_text, tokens)
 from knowledge.retrieval.relevance import decide
 from knowledge.retrieval.rewrite import query_rewrite
 from knowledge.retrieval.spelling import corrections
@@ -222,6 +222,37 @@ def add_native(pool: list[Candidate], *, prepared: PreparedQuery, cursor=None) -
             candidate.native_similarity, candidate.native_title_similarity = found[candidate.id]
 
 
+def add_readings(pool: list[Candidate], *, prepared: PreparedQuery) -> None:
+    """Compare the query vector with the glossary's English reading of each Swahili snippet of the pool
+    (fusion.READING_OFFSET): the encoder reads English, and an owner may write a snippet only in Swahili."""
+    vector = prepared.query.vector
+    if vector is None:
+        return
+    swahili = [c for c in pool if c.source == "snippet" and c.similarity is not None
+               and is_swahili_text(f"{c.title}. {c.body}")]
+    readings = [(c, english_reading(f"{c.title}. {c.body}"), english_reading(c.title))
+                for c in swahili]
+    readings = [(c, whole, title) for c, whole, title in readings if whole]
+    if not readings:
+        return
+    texts = [whole for _c, whole, _t in readings] + [title for _c, _w, title in readings if title]
+    try:
+        vectors = iter(embed_cached(texts))
+    except EmbeddingError as exc:
+        logger.warning("reading embedding failed, Swahili snippets keep their stored vectors: %s", exc)
+        return
+    whole_vectors = [next(vectors) for _ in readings]
+    for (candidate, _whole, title), whole_vector in zip(readings, whole_vectors, strict=True):
+        candidate.reading_similarity = _cosine(vector, whole_vector)
+        if title:
+            candidate.reading_title_similarity = _cosine(vector, next(vectors))
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    # Both sides are unit vectors (the embedders normalise).
+    return float(sum(x * y for x, y in zip(a, b, strict=True)))
+
+
 def _embed(text: str) -> tuple[list[float] | None, float, str | None]:
     started = perf_counter()
     try:
@@ -251,6 +282,7 @@ def _fusion_row(c: Candidate, weights: Weights) -> dict:
         "coverage": round(c.coverage, 4), "fused": round(c.fused, 4), "boost": round(c.boost, 4),
         "type_boost": round(c.type_boost, 4),
         "native_similarity": None if c.native_similarity is None else round(c.native_similarity, 4),
+        "reading_similarity": None if c.reading_similarity is None else round(c.reading_similarity, 4),
         "penalty": round(c.penalty, 4), "score": round(c.score, 4), "status": c.status,
         "tokens": c.token_count, "pending": c.pending, "vector_rank": c.vector_rank, "fts_rank": c.fts_rank,
         "formula": (f"{weights.vector:g}×{c.vector_score:.3f} + {weights.keyword:g}×{c.keyword_score:.3f} + "
@@ -293,6 +325,7 @@ def _inline(result: Retrieval, *, settings_row, intent: str, channel: str, limit
                      payload={"intent": intent, "returned": len(chosen), "total": total})
     pool = sql.snippet_signals(ids=chosen, query=prepared.query, cursor=cursor) if not filters.collections else []
     add_native(pool, prepared=prepared, cursor=cursor)
+    add_readings(pool, prepared=prepared)
     types = answer_types(prepared.text)
     fuse(pool, weights, types=types)
     for candidate in pool:
@@ -339,6 +372,7 @@ def _hybrid(result: Retrieval, *, settings_row, channel: str, k: int, filters: F
     if found is None or found.has_collections:
         pool += _chunk_candidates(prepared=prepared, filters=filters, session=session, limit=per_search)
     add_native(pool, prepared=prepared, cursor=cursor)
+    add_readings(pool, prepared=prepared)
     types = answer_types(prepared.text)
     fuse(pool, weights, types=types)
     threshold = apply_threshold(pool, threshold=settings_row.similarity_threshold)

@@ -120,3 +120,52 @@ def test_native_similarity_counts_less_an_offset_and_never_lowers_the_english_re
     assert meaning(candidate) == (0.30, 0.40)
     candidate.native_similarity, candidate.native_title_similarity = 0.70, 0.45
     assert meaning(candidate) == (pytest.approx(0.70 - NATIVE_OFFSET), 0.40)
+
+
+def test_an_english_reading_counts_less_its_own_offset_and_the_best_view_wins():
+    from knowledge.retrieval.candidates import Candidate
+    from knowledge.retrieval.fusion import NATIVE_OFFSET, READING_OFFSET, meaning
+
+    candidate = Candidate(id=1, key="k", version=1, title="t", body="b", category="", status="accepted",
+                          token_count=1, similarity=0.20, title_similarity=0.25,
+                          native_similarity=0.50, reading_similarity=0.55, reading_title_similarity=0.20)
+    assert meaning(candidate) == (pytest.approx(max(0.50 - NATIVE_OFFSET, 0.55 - READING_OFFSET)), 0.25)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("run_mode", ["hybrid", "inline"])
+@pytest.mark.parametrize("question", ["Is there a class just for women?", "Kuna darasa la wanawake pekee?"])
+def test_an_owners_swahili_only_snippet_is_read_in_english_for_either_language(kb, mode, run_mode, question):
+    mode(run_mode)
+    kb(key="wanawake", title="Darasa la wanawake pekee",
+       body="Kila Jumanne na Alhamisi saa kumi na mbili jioni kuna darasa la mazoezi kwa wanawake pekee, "
+            "na mwalimu wa kike.")
+    kb(key="guests", title="Bringing a guest", body="Members may bring one guest a month for KES 500; the guest "
+                                                   "signs the waiver at reception.")
+    kb(key="lockers", title="Lockers and showers", body="Lockers are free; bring your own padlock. Hot showers "
+                                                        "are in both changing rooms.")
+    kb(key="pt", title="Personal training", body="A personal trainer plans your workouts and checks your form, "
+                                                 "one hour a session.")
+    result = fetch_snippets("other", query=question, channel="chat")
+    rows = {row["key"]: row for row in result.debug["fusion"]}
+    assert rows["wanawake"]["reading_similarity"] > rows["wanawake"]["similarity"]
+    assert rows["guests"]["reading_similarity"] is None
+    assert result.primary[0].key == "wanawake"
+
+
+@pytest.mark.django_db
+def test_a_failed_reading_embedding_leaves_the_swahili_snippet_its_stored_vector(kb, mode, monkeypatch):
+    from knowledge.embeddings import EmbeddingError
+    from knowledge.retrieval import pipeline
+
+    def down(texts):
+        raise EmbeddingError("embedder down", retryable=True)
+
+    monkeypatch.setattr(pipeline, "embed_cached", down)
+    mode("hybrid")
+    kb(key="wanawake", title="Darasa la wanawake pekee", body="Kuna darasa la mazoezi kwa wanawake pekee.")
+    kb(key="pt", title="Personal training", body="A personal trainer plans your workouts, one hour a session.")
+    result = fetch_snippets("other", query="Is there a class just for women?", channel="chat")
+    rows = {row["key"]: row for row in result.debug["fusion"]}
+    assert set(rows) == {"wanawake", "pt"}
+    assert rows["wanawake"]["reading_similarity"] is None
