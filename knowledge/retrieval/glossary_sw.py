@@ -199,6 +199,7 @@ ROOTS: dict[str, str] = {
     "changany": "mix mixing", "mwaga": "pour", "ungua": "burn burning", "isha": "expire end", "jeng": "build",
     "dumu": "last durable",
     "kidogo kidogo": "instalments bit by bit", "bibi harusi": "bride bridal", "akina mama": "women ladies",
+    "pesa ngapi": "price cost how much", "pesa gani": "price cost how much",
 }
 
 # Swahili function words that carry no search meaning (question particles, pronouns, connectives).

@@ -198,11 +198,22 @@ def expand_swahili(text: str) -> Expansion:
     """Translate the Swahili words of `text` with the glossary; keep loanwords and English words."""
     result = Expansion()
     text = swahili_numerals(text)
-    lowered = " ".join(tokens(text))
+    words = tokens(text)
+    # A phrase is read as a whole and its words not again ("weka nafasi" is booking, not "keep put store").
+    consumed: set[int] = set()
     for phrase, english in glossary_sw.ROOTS.items():
-        if " " in phrase and phrase in lowered:
-            result.english.append(english)
-    for word in tokens(text):
+        if " " not in phrase:
+            continue
+        parts = phrase.split()
+        for start in range(len(words) - len(parts) + 1):
+            # Its first word may carry Swahili's prefixes ("kuweka nafasi").
+            if words[start].endswith(parts[0]) and words[start + 1:start + len(parts)] == parts[1:]:
+                if english not in result.english:
+                    result.english.append(english)
+                consumed.update(range(start, start + len(parts)))
+    for index, word in enumerate(words):
+        if index in consumed:
+            continue
         if word.isdigit():
             result.kept.append(word)
             continue

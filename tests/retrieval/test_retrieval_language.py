@@ -28,6 +28,16 @@ def test_the_glossary_translates_words_and_verb_stems_and_keeps_loanwords():
     assert "park" in expand_swahili("Kuna mahali pa kuegesha gari?").text
 
 
+@pytest.mark.parametrize("text, means, not_means", [
+    ("Mnaleta saruji hadi Langas? Ni pesa ngapi?", "price", "payment"),  # "how much money", not money alone
+    ("Nawezaje kuweka nafasi ya kesho?", "book", "keep"),  # the phrase, its first word with a prefix
+    ("Kuna darasa la akina mama?", "women", "mother"),
+])
+def test_a_glossary_phrase_is_read_whole_and_its_words_not_again(text, means, not_means):
+    words = expand_swahili(text).text.split()
+    assert means in words and not_means not in words
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize("question, expected", [
     ("Kuna mahali pa kuegesha gari?", "parking"),
