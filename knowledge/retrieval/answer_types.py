@@ -40,12 +40,43 @@ _TYPE_GIVEN = {
     "place": re.compile(r"\b(road|rd|street|st|avenue|ave|lane|drive|floor|building|mall|plaza|centre|center|"
                         r"estate|near|opposite|next to|behind|along|off|located|located at|directions?|stage|"
                         r"junction|barabara|karibu na|mkabala|ghorofa)\b", re.I),
+    "area": re.compile(r"\b(areas?|zones?|within|radius|km|kilometres?|kilometers?|county|counties|estates?|towns?|"
+                       r"neighbou?rhoods?|suburbs?|outskirts|maeneo|eneo|kaunti|mitaa)\b", re.I),
     "contact": re.compile(r"(\+\d[\d\s-]{7,}\d|\b0\d{2,3}[\s-]?\d{3}[\s-]?\d{3,4}\b|[\w.+-]+@[\w-]+\.[\w.]+|"
                           r"\bwww\.|https?://|\b(whatsapp|call us|text us|message us|sms us|email us|book online|"
                           r"online booking|our website|our app|tupigie|tutumie)\b)", re.I),
 }
 # Types the refusal model was fitted without (relevance.signals_for reads the others only).
-RANKING_ONLY = frozenset({"contact"})
+RANKING_ONLY = frozenset({"contact", "area"})
+
+# Whether the business serves a place ("do you deliver to Kapsoya?", "I stay in Kitengela, can you come?",
+# "mnaleta hadi Langas?", "mnafika Karen?"): the place is the word after the preposition. It is answered by the
+# areas the business covers, whether or not they name that place.
+_AREA_SLOT = re.compile(
+    r"\b(?:deliver\w*|come|coming|work|working|wrk|operate|serve|reach|pick up|pik up|pickup|collect|install|"
+    r"travel|send|ship|visit|stay|live|based)\b(?:\s+\w+){0,4}?\s+(?:to|in|at|from|frm|around|near|within)\s+(\w+)"
+    r"|\b(?:hadi|mpaka|\w*fika)\s+(\w+)")
+# Words after "in" / "at" / "hadi" that name a time or a thing, not a place.
+_NOT_PLACES = frozenset("""
+night tonight noon midnight weekend weekends morning mornings evening evenings afternoon afternoons time once
+all least most first last advance person cash full total general future case hand kesho leo asubuhi jioni usiku
+saa lini sasa
+""".split())
+
+
+def area_slot_words(text: str) -> list[str]:
+    """The words naming the place an area question asks about ("kapsoya" in "do you deliver to Kapsoya?")."""
+    from knowledge.retrieval.language import is_english_stopword
+
+    words = []
+    for match in _AREA_SLOT.finditer(" ".join(tokens(text))):
+        word = match.group(1) or match.group(2)
+        # An adverb ("at exactly 9") is no place either.
+        if (word and not word.isdigit() and not is_english_stopword(word) and word not in _NOT_PLACES
+                and not word.endswith("ly")
+                and not _TYPE_GIVEN["time"].search(word)):
+            words.append(word)
+    return words
 
 
 @lru_cache(maxsize=256)
@@ -53,7 +84,8 @@ def answer_types(text: str) -> frozenset[str]:
     """The answer types a question asks for (price, time, duration, place, contact), possibly none. Cached: a
     retrieval asks it for the ranking and again for the refusal decision."""
     lowered = " ".join(tokens(text))
-    return frozenset(name for name, pattern in _TYPE_ASKED.items() if pattern.search(lowered))
+    asked = {name for name, pattern in _TYPE_ASKED.items() if pattern.search(lowered)}
+    return frozenset(asked | ({"area"} if area_slot_words(text) else set()))
 
 
 def gives_type(text: str, name: str) -> bool:

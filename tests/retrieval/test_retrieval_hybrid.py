@@ -323,3 +323,20 @@ def test_a_question_on_how_to_book_lifts_the_snippet_with_the_channels(question)
     fuse([qualifications, channels], Weights(), types=answer_types(question))
     assert (channels.type_boost, qualifications.type_boost) == (ANSWER_TYPE_BOOST, 0.0)
     assert [c.key for c in rank([qualifications, channels])] == ["channels", "qualifications"]
+
+
+@pytest.mark.parametrize("question", ["Do you deliver to Kapsoya?", "Mnaleta saruji hadi Kapsoya?"])
+def test_a_question_on_a_place_served_lifts_the_snippet_with_the_areas(question):
+    from knowledge.retrieval.answer_types import answer_types
+    from knowledge.retrieval.fusion import ANSWER_TYPE_BOOST, Weights, fuse, rank
+
+    def candidate(key, body):
+        return Candidate(id=len(key), key=key, version=1, title=key, body=body, category="general",
+                         status="accepted", token_count=10, similarity=0.40, title_similarity=None)
+
+    lorry = candidate("lorry", "Deliveries go out on our own lorry the day after payment.")
+    areas = candidate("areas", "We deliver across Eldoret town and the estates within 15 km.")
+    assert "area" in answer_types(question)
+    fuse([lorry, areas], Weights(), types=answer_types(question))
+    assert (areas.type_boost, lorry.type_boost) == (ANSWER_TYPE_BOOST, 0.0)
+    assert [c.key for c in rank([lorry, areas])] == ["areas", "lorry"]

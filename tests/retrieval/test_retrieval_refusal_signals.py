@@ -58,6 +58,36 @@ def test_a_salient_word_with_no_counterpart_in_the_snippet_lowers_word_coverage(
     assert near_miss.word_coverage < answered.word_coverage
 
 
+@pytest.mark.parametrize("question, places", [
+    ("Do you deliver to Kapsoya?", ["kapsoya"]), ("do u wrk in juja", ["juja"]),
+    ("I stay in Kitengela, can someone come for my phone?", ["kitengela"]),
+    ("Mnaleta saruji hadi Langas?", ["langas"]), ("Mnafika Karen?", ["karen"]),
+    # A time, an adverb, a stopword or a figure after the preposition is no place.
+    ("Can you come at night?", []), ("Do you work in the evenings?", []), ("Can I pay in cash?", []),
+    ("Can you send someone at exactly 9?", []), ("Can I come in at 9?", []), ("Mnafungua hadi saa ngapi?", []),
+])
+def test_an_area_question_names_the_place_it_asks_about(question, places):
+    from knowledge.retrieval.answer_types import area_slot_words
+
+    assert area_slot_words(question) == places
+    assert ("area" in answer_types(question)) == bool(places)
+
+
+@pytest.mark.django_db
+def test_an_unlisted_place_is_no_uncovered_word_when_a_snippet_lists_the_areas_covered():
+    areas = Cand(title="Areas we deliver to",
+                 body="We deliver across Eldoret town and the estates within 15 km: Elgon View, Kapseret, Langas.")
+    listed = signals_for([areas], language="en", question="Do you deliver to Kapsoya?", words=["deliver", "kapsoya"])
+    unlisted_topic = Cand(title="Deliveries", body="Orders go out on our own lorry the day after payment.")
+    other = signals_for([unlisted_topic], language="en", question="Do you deliver to Kapsoya?",
+                        words=["deliver", "kapsoya"])
+    assert listed.word_uncovered == 0.0 and listed.word_min == 1.0
+    # Without a snippet that lists areas the place stays a word the knowledge must speak to.
+    assert other.word_uncovered > 0.0
+    # Area questions are read by ranking only: the refusal model was fitted without the type.
+    assert (listed.type_asked, listed.type_missing) == (0.0, 0.0)
+
+
 @pytest.mark.django_db
 def test_a_paraphrase_is_covered_by_meaning_not_only_by_spelling():
     parking = Cand(title="Parking", body="Free parking for guests in the basement of Mirage Tower.")
