@@ -18,6 +18,8 @@ import re
 import threading
 from dataclasses import dataclass, field
 
+from knowledge.retrieval.language import SHORTHAND
+
 INTENTS = ("booking", "cancel", "reschedule", "services", "hours", "other", "greeting", "thanks")
 ACTION_INTENTS = ("booking", "cancel", "reschedule")
 SMALL_TALK_INTENTS = ("greeting", "thanks")
@@ -36,17 +38,8 @@ class IntentResult:
 
 # ----------------------------------------------------------------------------- normalisation
 
-# WhatsApp shorthand rewritten before rules and embedding see the text.
-_SHORTHAND = {
-    "u": "you", "r": "are", "ur": "your", "y": "why", "hw": "how", "wat": "what", "wht": "what", "wen": "when",
-    "whr": "where", "wheres": "where is", "pls": "please", "plz": "please", "pliz": "please", "shd": "should",
-    "cld": "could", "wld": "would", "hav": "have", "cn": "can", "thx": "thanks", "thnx": "thanks",
-    "tnx": "thanks", "tx": "thanks", "ty": "thank you", "l8": "late", "l8r": "later", "2day": "today",
-    "2moro": "tomorrow", "2mrw": "tomorrow", "tmrw": "tomorrow", "tmr": "tomorrow", "b4": "before",
-    "gr8": "great", "im": "i am", "ive": "i have", "dont": "do not", "cant": "can not", "wanna": "want to",
-    "gonna": "going to", "appt": "appointment", "appts": "appointments", "bk": "book", "ok": "ok", "k": "ok",
-    "kk": "ok", "okay": "ok", "okey": "ok", "sato": "saturday", "asnt": "asante", "asnte": "asante",
-}
+# WhatsApp shorthand rewritten before rules and embedding see the text (retrieval reads the same table).
+_SHORTHAND = SHORTHAND
 
 
 def normalize(text: str) -> str:

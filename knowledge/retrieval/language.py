@@ -234,6 +234,29 @@ def expand_swahili(text: str) -> Expansion:
     return result
 
 
+# WhatsApp shorthand and its English (the intent rules and English retrieval both read it).
+SHORTHAND = {
+    "u": "you", "r": "are", "ur": "your", "y": "why", "hw": "how", "wat": "what", "wht": "what", "wen": "when",
+    "whr": "where", "wer": "where", "whre": "where", "wheres": "where is", "pls": "please", "plz": "please", "pliz": "please", "shd": "should",
+    "cld": "could", "wld": "would", "hav": "have", "cn": "can", "thx": "thanks", "thnx": "thanks",
+    "tnx": "thanks", "tx": "thanks", "ty": "thank you", "l8": "late", "l8r": "later", "2day": "today",
+    "2moro": "tomorrow", "2mrw": "tomorrow", "tmrw": "tomorrow", "tmr": "tomorrow", "b4": "before",
+    "gr8": "great", "im": "i am", "ive": "i have", "dont": "do not", "cant": "can not", "wanna": "want to",
+    "gonna": "going to", "appt": "appointment", "appts": "appointments", "bk": "book", "ok": "ok", "k": "ok",
+    "kk": "ok", "okay": "ok", "okey": "ok", "sato": "saturday", "asnt": "asante", "asnte": "asante",
+    "frm": "from", "pik": "pick", "tym": "time", "tyms": "times", "ppl": "people", "pple": "people",
+    "abt": "about", "wk": "week", "wks": "weeks", "nd": "and", "wid": "with", "wit": "with", "bt": "but",
+    "nw": "now", "gud": "good", "msg": "message", "nxt": "next", "dat": "that", "dis": "this", "der": "there",
+}
+_SHORTHAND_WORD = re.compile(r"[A-Za-z0-9']+")
+
+
+def expand_shorthand(text: str) -> str:
+    """An English message with its WhatsApp shorthand written out ("do u pik up frm Juja" -> "do you pick up
+    from Juja"); everything else as the customer wrote it."""
+    return _SHORTHAND_WORD.sub(lambda match: SHORTHAND.get(match.group().lower(), match.group()), text)
+
+
 @lru_cache(maxsize=4096)
 def english_reading(text: str) -> str:
     """The glossary's English rendering of a Swahili text (what a snippet is compared by when an owner wrote

@@ -15,8 +15,8 @@ from knowledge.retrieval.config import effective_mode, retrieval_settings_get, t
 from knowledge.retrieval.filters import Filters, filters_clean
 from knowledge.retrieval.fusion import TRUNCATE_TOP, Weights, apply_threshold, fuse, pack, rank
 from knowledge.retrieval.graduation import graduation_check_after_overflow
-from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, english_reading, expand_swahili,
-                                         is_swahili_text, tokens)
+from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, english_reading, expand_shorthand,
+                                         expand_swahili, is_swahili_text, tokens)
 from knowledge.retrieval.relevance import decide
 from knowledge.retrieval.rewrite import query_rewrite
 from knowledge.retrieval.spelling import corrections
@@ -59,6 +59,9 @@ def prepare_query(text: str) -> PreparedQuery:
     # NUL bytes cannot reach Postgres text parameters; other control characters carry no meaning.
     text = "".join(ch if ch.isprintable() or ch in " \n\t" else " " for ch in (text or "")[:MAX_QUERY_CHARS])
     language = detect_language(text)
+    if language.language == "en":
+        # WhatsApp shorthand ("do u pik up frm ...") is read written out, by the encoder and by keyword search.
+        text = expand_shorthand(text)
     words = tokens(text)
     if language.language == "sw" or language.mixed:
         expansion = expand_swahili(text)

@@ -179,3 +179,14 @@ def test_a_failed_reading_embedding_leaves_the_swahili_snippet_its_stored_vector
     rows = {row["key"]: row for row in result.debug["fusion"]}
     assert set(rows) == {"wanawake", "pt"}
     assert rows["wanawake"]["reading_similarity"] is None
+
+
+def test_english_whatsapp_shorthand_is_read_written_out_and_swahili_is_left_alone():
+    from knowledge.retrieval.pipeline import prepare_query
+
+    prepared = prepare_query("do u pik up frm Lavington?")
+    assert prepared.text == "do you pick up from Lavington?"
+    assert prepared.embedding_text == prepared.text and "pick" in prepared.english_words
+    swahili = prepare_query("Je, u mzima? Mnafungua saa ngapi?")
+    assert swahili.language.language == "sw" and swahili.text == "Je, u mzima? Mnafungua saa ngapi?"
+
