@@ -38,15 +38,13 @@ class IntentResult:
 
 # ----------------------------------------------------------------------------- normalisation
 
-# WhatsApp shorthand rewritten before rules and embedding see the text (retrieval reads the same table).
-_SHORTHAND = SHORTHAND
-
 
 def normalize(text: str) -> str:
     """Lower-case, straighten quotes and expand common WhatsApp shorthand."""
     lowered = (text or "").lower().replace("’", "'").replace("‘", "'")
     words = re.findall(r"[a-z0-9']+|[?!]", lowered)
-    return " ".join(_SHORTHAND.get(word, word) for word in words)
+    # WhatsApp shorthand is rewritten before rules and embedding see the text (retrieval reads the same table).
+    return " ".join(SHORTHAND.get(word, word) for word in words)
 
 
 # ----------------------------------------------------------------------------- rules

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from knowledge.retrieval.language import tokens
+from knowledge.retrieval.language import is_english_stopword, tokens
 
 _TYPE_ASKED = {
     "price": re.compile(r"\b(how much|price|prices|pricing|cost|costs|costing|charge|charges|fee|fees|rate|rates|"
@@ -66,8 +66,6 @@ saa lini sasa
 
 def area_slot_words(text: str) -> list[str]:
     """The words naming the place an area question asks about ("kapsoya" in "do you deliver to Kapsoya?")."""
-    from knowledge.retrieval.language import is_english_stopword
-
     words = []
     for match in _AREA_SLOT.finditer(" ".join(tokens(text))):
         word = match.group(1) or match.group(2)
