@@ -244,7 +244,7 @@ SHORTHAND = {
     "gr8": "great", "im": "i am", "ive": "i have", "dont": "do not", "cant": "can not", "wanna": "want to",
     "gonna": "going to", "appt": "appointment", "appts": "appointments", "bk": "book", "ok": "ok", "k": "ok",
     "kk": "ok", "okay": "ok", "okey": "ok", "sato": "saturday", "asnt": "asante", "asnte": "asante",
-    "frm": "from", "pik": "pick", "tym": "time", "tyms": "times", "ppl": "people", "pple": "people",
+    "frm": "from", "wrk": "work", "pik": "pick", "tym": "time", "tyms": "times", "ppl": "people", "pple": "people",
     "abt": "about", "wk": "week", "wks": "weeks", "nd": "and", "wid": "with", "wit": "with", "bt": "but",
     "nw": "now", "gud": "good", "msg": "message", "nxt": "next", "dat": "that", "dis": "this", "der": "there",
 }

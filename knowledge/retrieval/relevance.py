@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from knowledge.retrieval.answer_types import RANKING_ONLY, answer_types, area_slot_words, gives_type
+from knowledge.retrieval.answer_types import RANKING_ONLY, answer_types, gives_type
 from knowledge.retrieval.language import SUFFIXES, is_english_stopword, stem, tokens
 from knowledge.retrieval.wordvec import word_vectors
 
@@ -193,11 +193,6 @@ def signals_for(candidates: list, *, language: str, question: str, words: list[s
     heading = max((c.heading_terms / c.query_terms for c in ranked if c.query_terms), default=0.0)
     title_top = max((c.title_similarity or 0.0 for c in candidates), default=0.0)
     question_words = salient_words(words)
-    if "area" in answer_types(question) and any(gives_type(f"{c.title} {c.body}", "area") for c in ranked):
-        # "Do you deliver to Kapsoya?" is answered by the areas the business covers, named or not: the place
-        # is what such a snippet answers about, not a word it must contain.
-        places = set(area_slot_words(question))
-        question_words = [word for word in question_words if word not in places]
     covered = (1.0, 1.0, 0.0)
     if question_words and ranked:
         documents = [list(dict.fromkeys(content_words(f"{c.title} {c.body}"))) for c in ranked]
