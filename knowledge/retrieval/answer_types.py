@@ -40,7 +40,8 @@ _TYPE_GIVEN = {
     "place": re.compile(r"\b(road|rd|street|st|avenue|ave|lane|drive|floor|building|mall|plaza|centre|center|"
                         r"estate|near|opposite|next to|behind|along|off|located|located at|directions?|stage|"
                         r"junction|barabara|karibu na|mkabala|ghorofa)\b", re.I),
-    "area": re.compile(r"\b(areas?|zones?|within|radius|km|kilometres?|kilometers?|county|counties|estates?|towns?|"
+    # ("within" alone is no area: "within 3 working days")
+    "area": re.compile(r"\b(areas?|zones?|radius|km|kilometres?|kilometers?|county|counties|estates?|towns?|"
                        r"neighbou?rhoods?|suburbs?|outskirts|maeneo|eneo|kaunti|mitaa)\b", re.I),
     "contact": re.compile(r"(\+\d[\d\s-]{7,}\d|\b0\d{2,3}[\s-]?\d{3}[\s-]?\d{3,4}\b|[\w.+-]+@[\w-]+\.[\w.]+|"
                           r"\bwww\.|https?://|\b(whatsapp|call us|text us|message us|sms us|email us|book online|"

@@ -340,3 +340,7 @@ def test_a_question_on_a_place_served_lifts_the_snippet_with_the_areas(question)
     fuse([lorry, areas], Weights(), types=answer_types(question))
     assert (areas.type_boost, lorry.type_boost) == (ANSWER_TYPE_BOOST, 0.0)
     assert [c.key for c in rank([lorry, areas])] == ["areas", "lorry"]
+    # "within" a time is no area.
+    refunds = candidate("refunds", "Cancel free of charge within 3 working days of booking.")
+    fuse([refunds], Weights(), types=answer_types(question))
+    assert refunds.type_boost == 0.0
