@@ -616,6 +616,18 @@ def asks_price(message: str) -> bool:
     return bool(_PRICE_QUESTION.search(message or ""))
 
 
+# Charges a business sets by policy, not by service: "how much deposit for knotless braids?" asks the deposit,
+# which the knowledge gives, not the braids' price (unless a row is named for the charge itself).
+_POLICY_CHARGE = re.compile(r"\b(deposits?|down ?payments?|penalt(y|ies)|fines?|refunds?|amana|dhamana|faini)\b", re.I)
+
+
+def asks_a_policy_charge(message: str, names: list[str]) -> bool:
+    """Whether a price question asks a deposit, penalty or refund that none of the named rows is for."""
+    charges = {match.group(0).lower() for match in _POLICY_CHARGE.finditer(message or "")}
+    named = " ".join(names).lower()
+    return bool(charges) and not any(charge in named for charge in charges)
+
+
 def asks_duration(message: str) -> bool:
     """Whether a message asks how long a service takes ("how long", "muda gani"), not how often or how long
     something lasts."""
@@ -780,7 +792,8 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_n
         listing = bool(facts.services) and not facts.matched_services
         # The rows are the whole answer to what a named service costs or how long it takes, and to a
         # request for the menu; "do you sell power banks?" may be better answered by the knowledge.
-        asks_fact = bool(facts.matched_services) and (asks_price(message) or asks_duration(message))
+        asks_fact = (bool(facts.matched_services) and (asks_price(message) or asks_duration(message))
+                     and not asks_a_policy_charge(message, facts.matched_services))
         facts.answers_part = asks_fact and asks_more_than_facts(message, intent=intent, today=today,
                                                                 services=services)
         facts.answers_alone = listing or asks_fact and not facts.answers_part

@@ -27,6 +27,7 @@ from conversations.shaping import AnswerDelta, ShapedAnswer
 from knowledge.audit import audit_record
 from knowledge.models import AuditAction, AuditSubject
 from knowledge.retrieval.filters import Filters
+from knowledge.retrieval.language import expand_shorthand
 from knowledge.retrieval.types import Retrieval, RetrievedSnippet
 from ratiba.errors import DomainError
 from ratiba.redaction import stored_text
@@ -411,7 +412,8 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
         return plan
 
     # "bei yake ni ngapi?" after an answer about one service: that service's row (looked up only then).
-    asks_fact = reading.followup and (asks_price(inp.message) or asks_duration(inp.message))
+    read = facts_reading(inp.message)
+    asks_fact = reading.followup and (asks_price(read) or asks_duration(read))
     services = services_list() if asks_fact else None
     topic_names = followups.topic_service(context, services) if asks_fact else ()
     decision = question_decide(intent=intent.intent, message=inp.message, channel=channel, session=session,
@@ -454,24 +456,31 @@ def question_decide(*, intent: str, message: str, channel: str, session: Session
     `topic_names` is the one service its topic was answered about (for a price or duration question that
     names none). `services`: the services list when the caller has read it (else read where needed).
     """
+    read = facts_reading(message)
     # A price or duration question naming a service is answered from the facts whatever the intent.
-    facts_intent = facts_intent_for(intent=intent, message=message, topic_names=topic_names, services=services)
+    facts_intent = facts_intent_for(intent=intent, message=read, topic_names=topic_names, services=services)
     if facts_intent is None:
         retrieval = _fetch("other", message=message, channel=channel, session=session, filters=filters)
-        facts = _facts_the_knowledge_names(message, retrieval, services)
+        facts = _facts_the_knowledge_names(read, retrieval, services)
         if facts is None:
             return Decision(retrieval=retrieval, facts=None, refusal_reason=None if _relevant(retrieval)
                             else (retrieval.refusal_reason or "no_relevant_context"))
     else:
-        facts = facts_for(intent=facts_intent, message=message, topic_names=topic_names, services=services)
+        facts = facts_for(intent=facts_intent, message=read, topic_names=topic_names, services=services)
         # Retrieval never narrows by intent (inline or hybrid), so a misread intent cannot hide the answer.
         retrieval = _fetch(facts_intent, message=message, channel=channel, session=session, filters=filters)
         if facts_intent == "services" and not facts.matched_services:
-            facts = _facts_the_knowledge_names(message, retrieval, services) or facts
+            facts = _facts_the_knowledge_names(read, retrieval, services) or facts
     facts_beside_knowledge(facts, knowledge=_relevant(retrieval))
     refused = facts.is_empty and not _relevant(retrieval)
     return Decision(retrieval=retrieval, facts=facts,
                     refusal_reason=(retrieval.refusal_reason or "no_relevant_context") if refused else None)
+
+
+def facts_reading(message: str) -> str:
+    """The message as the facts read it: an English message's WhatsApp shorthand written out ("hw much r ur
+    braids", "open 2moro?"), as retrieval reads it."""
+    return expand_shorthand(message) if i18n.detect_language(message) == "en" else message
 
 
 def _facts_the_knowledge_names(message: str, retrieval: Retrieval, services: list | None) -> Facts | None:

@@ -239,3 +239,10 @@ def test_an_acknowledgement_is_never_searched_nor_refused(chat, spy, message):
     assert body["intent"] in ("thanks", "greeting")
     assert body["refusal_reason"] is None
     assert spy["fetch"] == 0 and spy["shape"] == 0
+
+
+@pytest.mark.parametrize("message", ["hw much is a swedish massage", "wat is the price of a swedish massage pls"])
+def test_a_price_question_in_whatsapp_shorthand_is_answered_from_the_services_list(chat, message):
+    body = chat(message=message).json()
+    assert "Swedish Relaxation Massage: KES 4,500, 60 minutes." in body["answer"]
+    assert [c["key"] for c in body["citations"]][0] == "facts:services"

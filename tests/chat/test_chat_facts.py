@@ -172,3 +172,15 @@ def test_facts_that_answer_one_part_of_a_question_are_quoted_beside_the_knowledg
     assert own.matched_services == ["Hot Stone Massage"] and own.answers_part and not own.answers_alone
     until = facts_for(intent="hours", message="Are you open on Saturday, and until what time?", now=now)
     assert until.answers_alone and not until.answers_part
+
+
+def test_a_deposit_asked_for_a_named_service_is_not_that_services_price(tenant):
+    seed_facts()
+    deposit = facts_for(intent="services", message="How much deposit do you need for a Swedish massage?")
+    price = facts_for(intent="services", message="How much is a Swedish massage?")
+    assert deposit.matched_services == price.matched_services == ["Swedish Relaxation Massage"]
+    # The row is quoted only when no knowledge answers the deposit; the price question is the row's alone.
+    assert not deposit.answers_alone and not deposit.answers_part
+    assert price.answers_alone
+    assert facts.asks_a_policy_charge("Bei ya amana ni ngapi?", ["Box Braids"])
+    assert not facts.asks_a_policy_charge("How much is the booking deposit?", ["Booking Deposit"])
