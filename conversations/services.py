@@ -412,7 +412,7 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
         return plan
 
     # "bei yake ni ngapi?" after an answer about one service: that service's row (looked up only then).
-    read = facts_reading(inp.message)
+    read = expand_shorthand(inp.message)
     asks_fact = reading.followup and (asks_price(read) or asks_duration(read))
     services = services_list() if asks_fact else None
     topic_names = followups.topic_service(context, services) if asks_fact else ()
@@ -456,7 +456,8 @@ def question_decide(*, intent: str, message: str, channel: str, session: Session
     `topic_names` is the one service its topic was answered about (for a price or duration question that
     names none). `services`: the services list when the caller has read it (else read where needed).
     """
-    read = facts_reading(message)
+    # The facts read an English message's shorthand written out ("hw much r ur braids"), as retrieval does.
+    read = expand_shorthand(message)
     # A price or duration question naming a service is answered from the facts whatever the intent.
     facts_intent = facts_intent_for(intent=intent, message=read, topic_names=topic_names, services=services)
     if facts_intent is None:
@@ -475,12 +476,6 @@ def question_decide(*, intent: str, message: str, channel: str, session: Session
     refused = facts.is_empty and not _relevant(retrieval)
     return Decision(retrieval=retrieval, facts=facts,
                     refusal_reason=(retrieval.refusal_reason or "no_relevant_context") if refused else None)
-
-
-def facts_reading(message: str) -> str:
-    """The message as the facts read it: an English message's WhatsApp shorthand written out ("hw much r ur
-    braids", "open 2moro?"), as retrieval reads it."""
-    return expand_shorthand(message) if i18n.detect_language(message) == "en" else message
 
 
 def _facts_the_knowledge_names(message: str, retrieval: Retrieval, services: list | None) -> Facts | None:

@@ -237,7 +237,8 @@ def expand_swahili(text: str) -> Expansion:
 # WhatsApp shorthand and its English (the intent rules and English retrieval both read it).
 SHORTHAND = {
     "u": "you", "r": "are", "ur": "your", "y": "why", "hw": "how", "wat": "what", "wht": "what", "wen": "when",
-    "whr": "where", "wer": "where", "whre": "where", "wheres": "where is", "pls": "please", "plz": "please", "pliz": "please", "shd": "should",
+    "whr": "where", "wer": "where", "whre": "where", "wheres": "where is", "pls": "please", "plz": "please",
+    "pliz": "please", "shd": "should",
     "cld": "could", "wld": "would", "hav": "have", "cn": "can", "thx": "thanks", "thnx": "thanks",
     "tnx": "thanks", "tx": "thanks", "ty": "thank you", "l8": "late", "l8r": "later", "2day": "today",
     "2moro": "tomorrow", "2mrw": "tomorrow", "tmrw": "tomorrow", "tmr": "tomorrow", "b4": "before",
@@ -253,7 +254,9 @@ _SHORTHAND_WORD = re.compile(r"[A-Za-z0-9']+")
 
 def expand_shorthand(text: str) -> str:
     """An English message with its WhatsApp shorthand written out ("do u pik up frm Juja" -> "do you pick up
-    from Juja"); everything else as the customer wrote it."""
+    from Juja"), everything else as the customer wrote it; a Swahili message as written ("u" is Swahili too)."""
+    if detect_language(text).language != "en":
+        return text
     return _SHORTHAND_WORD.sub(lambda match: SHORTHAND.get(match.group().lower(), match.group()), text)
 
 

@@ -59,9 +59,8 @@ def prepare_query(text: str) -> PreparedQuery:
     # NUL bytes cannot reach Postgres text parameters; other control characters carry no meaning.
     text = "".join(ch if ch.isprintable() or ch in " \n\t" else " " for ch in (text or "")[:MAX_QUERY_CHARS])
     language = detect_language(text)
-    if language.language == "en":
-        # WhatsApp shorthand ("do u pik up frm ...") is read written out, by the encoder and by keyword search.
-        text = expand_shorthand(text)
+    # WhatsApp shorthand ("do u pik up frm ...") is read written out, by the encoder and by keyword search.
+    text = expand_shorthand(text)
     words = tokens(text)
     if language.language == "sw" or language.mixed:
         expansion = expand_swahili(text)
@@ -212,8 +211,7 @@ def add_native(pool: list[Candidate], *, prepared: PreparedQuery, cursor=None) -
     Swahili snippets of the pool (fusion.NATIVE_OFFSET); the refusal decision still reads the English."""
     if prepared.language.language != "sw" or prepared.embedding_text == prepared.text:
         return
-    swahili = [c for c in pool if c.source == "snippet" and c.similarity is not None
-               and is_swahili_text(f"{c.title}. {c.body}")]
+    swahili = _swahili_snippets(pool)
     if not swahili:
         return
     vector, _ms, _error = _embed(prepared.text)
@@ -225,16 +223,20 @@ def add_native(pool: list[Candidate], *, prepared: PreparedQuery, cursor=None) -
             candidate.native_similarity, candidate.native_title_similarity = found[candidate.id]
 
 
+def _swahili_snippets(pool: list[Candidate]) -> list[Candidate]:
+    """The pool's snippets an owner wrote in Swahili (embedded ones: the others have no similarity to lift)."""
+    return [c for c in pool if c.source == "snippet" and c.similarity is not None
+            and is_swahili_text(f"{c.title}. {c.body}")]
+
+
 def add_readings(pool: list[Candidate], *, prepared: PreparedQuery) -> None:
     """Compare the query vector with the glossary's English reading of each Swahili snippet of the pool
     (fusion.READING_OFFSET): the encoder reads English, and an owner may write a snippet only in Swahili."""
     vector = prepared.query.vector
     if vector is None:
         return
-    swahili = [c for c in pool if c.source == "snippet" and c.similarity is not None
-               and is_swahili_text(f"{c.title}. {c.body}")]
     readings = [(c, english_reading(f"{c.title}. {c.body}"), english_reading(c.title))
-                for c in swahili]
+                for c in _swahili_snippets(pool)]
     readings = [(c, whole, title) for c, whole, title in readings if whole]
     if not readings:
         return

@@ -286,16 +286,19 @@ def test_the_intent_never_changes_what_hybrid_returns(kb, mode, intent):
     assert result.snippets[0].key == "cancellation"
 
 
+def _typed_candidate(key: str, body: str) -> Candidate:
+    """A candidate as close as any other by meaning: only what its body gives can set it apart."""
+    return Candidate(id=len(key), key=key, version=1, title=key, body=body, category="general",
+                     status="accepted", token_count=10, similarity=0.40, title_similarity=None)
+
+
 def test_a_candidate_holding_the_kind_of_answer_asked_for_is_lifted():
     from knowledge.retrieval.answer_types import answer_types
     from knowledge.retrieval.fusion import ANSWER_TYPE_BOOST, Weights, fuse, rank
 
-    def candidate(key, body):
-        return Candidate(id=len(key), key=key, version=1, title=key, body=body, category="general",
-                         status="accepted", token_count=10, similarity=0.40, title_similarity=None)
-
-    complaints = candidate("complaints", "Tell the manager at the counter if anything went wrong with your order.")
-    location = candidate("location", "We are on Uganda Road, next to the Kenol petrol station.")
+    complaints = _typed_candidate("complaints",
+                                  "Tell the manager at the counter if anything went wrong with your order.")
+    location = _typed_candidate("location", "We are on Uganda Road, next to the Kenol petrol station.")
     types = answer_types("Where is your shop?")
     assert types == {"place"}
     fuse([complaints, location], Weights(), types=types)
@@ -312,13 +315,9 @@ def test_a_question_on_how_to_book_lifts_the_snippet_with_the_channels(question)
     from knowledge.retrieval.answer_types import answer_types
     from knowledge.retrieval.fusion import ANSWER_TYPE_BOOST, Weights, fuse, rank
 
-    def candidate(key, body):
-        return Candidate(id=len(key), key=key, version=1, title=key, body=body, category="general",
-                         status="accepted", token_count=10, similarity=0.40, title_similarity=None)
-
     # "plumbers" in the question's words is not what answers how to book one.
-    qualifications = candidate("qualifications", "Our plumbers are trade-tested at Grade I or II.")
-    channels = candidate("channels", "WhatsApp 0722 418 330 or email jobs@example.co.ke with your estate.")
+    qualifications = _typed_candidate("qualifications", "Our plumbers are trade-tested at Grade I or II.")
+    channels = _typed_candidate("channels", "WhatsApp 0722 418 330 or email jobs@example.co.ke with your estate.")
     assert answer_types(question) == {"contact"}
     fuse([qualifications, channels], Weights(), types=answer_types(question))
     assert (channels.type_boost, qualifications.type_boost) == (ANSWER_TYPE_BOOST, 0.0)
@@ -330,17 +329,13 @@ def test_a_question_on_a_place_served_lifts_the_snippet_with_the_areas(question)
     from knowledge.retrieval.answer_types import answer_types
     from knowledge.retrieval.fusion import ANSWER_TYPE_BOOST, Weights, fuse, rank
 
-    def candidate(key, body):
-        return Candidate(id=len(key), key=key, version=1, title=key, body=body, category="general",
-                         status="accepted", token_count=10, similarity=0.40, title_similarity=None)
-
-    lorry = candidate("lorry", "Deliveries go out on our own lorry the day after payment.")
-    areas = candidate("areas", "We deliver across Eldoret town and the estates within 15 km.")
+    lorry = _typed_candidate("lorry", "Deliveries go out on our own lorry the day after payment.")
+    areas = _typed_candidate("areas", "We deliver across Eldoret town and the estates within 15 km.")
     assert "area" in answer_types(question)
     fuse([lorry, areas], Weights(), types=answer_types(question))
     assert (areas.type_boost, lorry.type_boost) == (ANSWER_TYPE_BOOST, 0.0)
     assert [c.key for c in rank([lorry, areas])] == ["areas", "lorry"]
     # "within" a time is no area.
-    refunds = candidate("refunds", "Cancel free of charge within 3 working days of booking.")
+    refunds = _typed_candidate("refunds", "Cancel free of charge within 3 working days of booking.")
     fuse([refunds], Weights(), types=answer_types(question))
     assert refunds.type_boost == 0.0
