@@ -12,6 +12,8 @@ anything; the default), `choose` (folds 0-2) or `all`.
 - first citation relevant: answerable questions (labelled `relevant` keys) that were answered, whose
   first citation is one of those keys;
 - citation precision: of everything those answers cite, the share that is a relevant key (micro);
+- multi-part questions citing every labelled source: answered `multi` questions (one labelled key per
+  question they ask, as a rule) whose citations include all of their relevant keys;
 - facts from the right rows: `structured` questions answered from the facts with exactly the labelled
   services (`Name: KES ...` lines) or, for an hours question, from the opening hours and no service row;
 - answers quoting metadata: answers (to any question) containing a `Keywords:` authoring line;
@@ -165,6 +167,7 @@ def score(asked: list[Asked], names: dict[str, list[str]]) -> dict:
     citing = [a for a in asked if a.language == "sw" and not a.refused and a.cites_sw_version]
     citing_in_swahili = [a for a in citing if i18n.detect_language(answer_body(a.answer)) == "sw"]
     multi_cited = sum(1 for a in answered if len(a.cited) > 1)
+    multi_part = [a for a in answered if a.kind == "multi"]
     framed = [(a, framing_language(a.answer)) for a in asked if not a.refused]
     framed = [(a, language) for a, language in framed if language]
     return {
@@ -173,6 +176,9 @@ def score(asked: list[Asked], names: dict[str, list[str]]) -> dict:
         "first_citation_relevant": first_ok / len(answered) if answered else None,
         "citation_precision": cited_ok / cited_total if cited_total else None,
         "answers_citing_more_than_one": multi_cited / len(answered) if answered else None,
+        "n_multi_part": len(multi_part),
+        "multi_part_every_source_cited": (sum(1 for a in multi_part if set(a.relevant) <= set(a.cited))
+                                          / len(multi_part) if multi_part else None),
         "n_structured": len(structured),
         "facts_from_right_rows": (sum(1 for a in structured if facts_ok(a, names[a.business])) / len(structured)
                                   if structured else None),
@@ -218,6 +224,8 @@ ROWS = [
     ("first citation relevant (answered)", "first_citation_relevant"),
     ("citation precision (answered)", "citation_precision"),
     ("answers citing more than one source", "answers_citing_more_than_one"),
+    ("multi-part questions answered (n)", "n_multi_part"),
+    ("... citing every labelled source", "multi_part_every_source_cited"),
     ("facts questions (n)", "n_structured"),
     ("facts questions answered from the right rows", "facts_from_right_rows"),
     ("turns (n)", "n_turns"),

@@ -99,6 +99,7 @@ class Source:
     last_reviewed_at: str | None = None
     citation: dict = field(default_factory=dict)
     sentences: tuple[str, ...] = ()  # for facts: the ready-made sentences, in order
+    part_similarities: dict = field(default_factory=dict)  # RetrievedSnippet.part_similarities
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,8 @@ def build_sources(*, snippets: Sequence[RetrievedSnippet], facts: Any | None, la
         sources.append(Source(ref=len(sources) + 1, key=snippet.key, version=snippet.version, title=snippet.title,
                               body=snippet.body, kind="chunk" if snippet.source == "chunk" else "snippet",
                               score=float(snippet.score), category=snippet.category,
-                              last_reviewed_at=snippet.last_reviewed_at, citation=dict(snippet.citation or {})))
+                              last_reviewed_at=snippet.last_reviewed_at, citation=dict(snippet.citation or {}),
+                              part_similarities=dict(snippet.part_similarities or {})))
     if facts is not None:
         grouped: dict[str, list[str]] = {}
         for key, sentence in facts.sentences(language=language):

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from conversations.i18n import detect_language, phrase
 from conversations.prompting import AssembledPrompt, Source
 from conversations.providers.base import Provider, ProviderResult, TextDelta
-from knowledge.retrieval.language import stem
+from knowledge.retrieval.language import question_pieces, stem
 
 MODEL_NAME = "extractive-1"
 SERVICES_KEY = "facts:services"  # conversations.facts.SERVICES_KEY (the provider reads no models)
@@ -54,20 +54,11 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _METADATA_LINE = re.compile(r"^\s*(?:[-*]\s*)?(?:keywords?|key\s+words|search\s+terms|synonyms|tags|maneno\s+muhimu)"
                             r"\s*:", re.I)
 
-# Where a message asks a second question: "?", or "and"/"na" starting a new clause ("..., and can I ...").
-_PART_BREAK = re.compile(
-    r"\?+\s*|[.;]\s+|,\s*(?:and|also|plus|but|na|pia|halafu)\s+"
-    r"|\s+(?:and|also)\s+(?=(?:do|does|did|can|could|is|are|was|will|would|should|how|what|when|where|which|who|"
-    r"why|if|i|you|your|there)\b)", re.I)
-
-# How a sentence opens when it asks something (English, Swahili), whatever punctuation ends it.
-_ASKS = re.compile(
-    r"\s*(?:what|what's|whats|how|when|where|which|who|whom|whose|why|can|could|do|does|did|is|are|was|were|will"
-    r"|would|should|shall|may|might|must|have|has|any|je|nini|vipi|wapi|lini|gani|ngapi|kuna|mna|naweza"
-    r"|mnaweza|unaweza)\b", re.I)
 MAX_SENTENCES = 3
 MAX_FACT_LINES = 8
 CLOSE_TO_BEST = 0.6
+# A quoted source this close by meaning to a question's best-matching source already speaks to that question.
+PART_MARGIN = 0.05
 
 
 @dataclass(frozen=True)
@@ -142,28 +133,6 @@ def terms_match(question_term: str, term: str) -> bool:
 def matched_terms(question: set[str], terms: set[str]) -> frozenset[str]:
     """The question's terms that some term of a sentence matches."""
     return frozenset(q for q in question if q in terms or any(terms_match(q, t) for t in terms))
-
-
-def question_pieces(question: str) -> list[str]:
-    """The questions a message asks, as written ("Where are you", "are you open on Sunday?").
-
-    In a message that asks with a question mark, a sentence that ends in a full stop and does not open like
-    a question is what the customer tells, not asks ("The matatu is stuck in traffic. Will I lose my
-    slot?"): it is context for the question, not a part that needs a source of its own.
-    """
-    text = question or ""
-    pieces: list[str] = []
-    start = 0
-    for match in [*_PART_BREAK.finditer(text), None]:
-        end = match.start() if match else len(text)
-        piece = text[start:end]
-        start = match.end() if match else end
-        if not piece.strip():
-            continue
-        told = "?" in text and "?" not in (match.group(0) if match else "") and not _ASKS.match(piece)
-        if not told or (match is not None and "," in match.group(0)):
-            pieces.append(piece)
-    return pieces
 
 
 def question_parts(question: str) -> list[set[str]]:
@@ -296,6 +265,7 @@ class ExtractiveProvider(Provider):
                 picked = sorted(primary, key=lambda s: s.candidate.position)[:min(2, room)]
             picked += self._other_parts(prompt, knowledge, picked, weights, room=room - len(picked),
                                         top_ref=top_ref)
+            picked += self._parts_by_meaning(knowledge, picked, weights, room=room - len(picked), top_ref=top_ref)
             chosen += picked
         return [s.candidate for s in sorted(chosen, key=_reading_order)]
 
@@ -330,6 +300,35 @@ class ExtractiveProvider(Provider):
                 extra.append(best[1])
                 covered |= best[1].matched
                 used.add(best[1].candidate.source.ref)
+        return extra
+
+    @staticmethod
+    def _parts_by_meaning(knowledge: list[Scored], picked: list[Scored], weights: dict[str, float], *, room: int,
+                          top_ref: int) -> list[Scored]:
+        """For each question of the message that no quoted source is close to by meaning (retrieval's
+        part_similarities), the best sentence of the source closest to it. The lead source answers the
+        question it is closest to."""
+        sources = {item.candidate.source.ref: item.candidate.source for item in knowledge}
+        pieces = [piece for piece in (sources[top_ref].part_similarities if top_ref in sources else {})
+                  if all(piece in source.part_similarities for source in sources.values())]
+        if len(pieces) < 2 or room <= 0:
+            return []
+        lead_piece = max(pieces, key=lambda piece: sources[top_ref].part_similarities[piece])
+        used = {item.candidate.source.ref for item in picked}
+        extra: list[Scored] = []
+        for piece in pieces:
+            if piece == lead_piece or len(extra) >= room:
+                continue
+            similarity = {ref: source.part_similarities[piece] for ref, source in sources.items()}
+            best_ref = max(similarity, key=lambda ref: (similarity[ref], -ref))
+            if any(similarity[ref] >= similarity[best_ref] - PART_MARGIN for ref in used):
+                continue
+            terms = {q for q in weights if any(terms_match(q, t) or q == t for t in content_terms(piece))}
+            quoted = max((item for item in knowledge if item.candidate.source.ref == best_ref),
+                         key=lambda item: (sum(weights[t] for t in item.matched & terms), item.score,
+                                           -item.candidate.position))
+            extra.append(quoted)
+            used.add(best_ref)
         return extra
 
     def compose(self, prompt: AssembledPrompt) -> ExtractiveAnswer:

@@ -49,6 +49,8 @@ class Candidate:
     # The query vector against the glossary's English reading of a Swahili snippet (whole, title):
     reading_similarity: float | None = None
     reading_title_similarity: float | None = None
+    # For a message asking several questions: the similarity to each of them, by question (pipeline.add_parts).
+    part_similarities: dict[str, float] = field(default_factory=dict)
     keyword_rank: float = 0.0  # ts_rank_cd against the OR query
     matched_terms: int = 0  # query content lexemes present in the search document
     heading_terms: int = 0  # query content lexemes present in the title/key (or heading path)

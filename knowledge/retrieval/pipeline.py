@@ -16,7 +16,7 @@ from knowledge.retrieval.filters import Filters, filters_clean
 from knowledge.retrieval.fusion import TRUNCATE_TOP, Weights, apply_threshold, fuse, pack, rank
 from knowledge.retrieval.graduation import graduation_check_after_overflow
 from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, english_reading, expand_shorthand,
-                                         expand_swahili, is_swahili_text, tokens)
+                                         expand_swahili, is_swahili_text, question_pieces, tokens)
 from knowledge.retrieval.relevance import decide
 from knowledge.retrieval.rewrite import query_rewrite
 from knowledge.retrieval.spelling import corrections
@@ -253,6 +253,38 @@ def add_readings(pool: list[Candidate], *, prepared: PreparedQuery) -> None:
             candidate.reading_title_similarity = _cosine(vector, next(vectors))
 
 
+def add_parts(candidates: list[Candidate], *, prepared: PreparedQuery, title_weight: float, threshold: float,
+              cursor=None) -> None:
+    """For a message that asks several questions ("Where are you, and is there parking?"), each snippet's
+    similarity to each of them (whole and title blended as ranking blends them): the extractive answer quotes
+    a source for each question, which the words they share often cannot pick. A question no snippet reaches
+    the similarity threshold for is left out: nothing found speaks to it."""
+    pieces = [piece.strip() for piece in question_pieces(prepared.text) if piece.strip()]
+    ids = [c.id for c in candidates if c.source == "snippet" and c.similarity is not None]
+    if len(pieces) < 2 or not ids:
+        return
+    swahili = prepared.expansion is not None and prepared.language.language == "sw"
+    readings = [(english_reading(piece) or piece) if swahili else piece for piece in pieces]
+    try:
+        vectors = embed_cached(readings)
+    except EmbeddingError as exc:
+        logger.warning("question-part embedding failed, the answer picks sources by words: %s", exc)
+        return
+    by_piece: dict[str, dict[int, float]] = {}
+    for piece, vector in zip(pieces, vectors, strict=True):
+        found = sql.native_similarities(ids=ids, vector=vector, cursor=cursor)
+        blended = {row_id: (1 - title_weight) * whole + title_weight * (whole if title is None else title)
+                   for row_id, (whole, title) in found.items()}
+        if blended and max(blended.values()) >= threshold:
+            by_piece[piece] = blended
+    if len(by_piece) < 2:
+        return
+    for candidate in candidates:
+        for piece, blended in by_piece.items():
+            if candidate.id in blended:
+                candidate.part_similarities[piece] = round(blended[candidate.id], 4)
+
+
 def _cosine(a: list[float], b: list[float]) -> float:
     # Both sides are unit vectors (the embedders normalise).
     return float(sum(x * y for x, y in zip(a, b, strict=True)))
@@ -275,7 +307,8 @@ def _snippet(candidate: Candidate) -> RetrievedSnippet:
         token_count=candidate.token_count, status=candidate.status,
         similarity=None if candidate.similarity is None else round(candidate.similarity, 4),
         last_reviewed_at=candidate.last_reviewed_at.isoformat() if candidate.last_reviewed_at else None,
-        source=candidate.source, citation=dict(candidate.citation), truncated=candidate.truncated)
+        source=candidate.source, citation=dict(candidate.citation), truncated=candidate.truncated,
+        part_similarities=dict(candidate.part_similarities))
 
 
 def _fusion_row(c: Candidate, weights: Weights) -> dict:
@@ -348,6 +381,8 @@ def _inline(result: Retrieval, *, settings_row, intent: str, channel: str, limit
         chars += len(chunk.body)
         room -= 1
     ranked = rank(pool)
+    add_parts(ranked, prepared=prepared, title_weight=weights.title,
+              threshold=settings_row.similarity_threshold, cursor=cursor)
     result.snippets = [_snippet(candidate) for candidate in ranked]
     result.candidate_count = total
     result.returned_count = len(ranked)
@@ -399,6 +434,8 @@ def _hybrid(result: Retrieval, *, settings_row, channel: str, k: int, filters: F
     related_ordered = [related_by_key[key] for key in related_keys if key in related_by_key]
     related_packing = pack(related_ordered, budget=budget, k=RELATED_MAX, used_tokens=packing.used_tokens)
 
+    add_parts([*packing.packed, *related_packing.packed], prepared=prepared, title_weight=weights.title,
+              threshold=settings_row.similarity_threshold, cursor=cursor)
     result.snippets = [_snippet(c) for c in packing.packed] + [_snippet(c) for c in related_packing.packed]
     result.fallback_used = threshold.fallback_used or (embed_failed and bool(packing.packed))
     result.candidate_count = len(pool)

@@ -22,6 +22,9 @@ class RetrievedSnippet:
     source: str = "snippet"  # "snippet" | "chunk"
     citation: dict = field(default_factory=dict)  # document title / heading / page for chunks
     truncated: bool = False  # the body is an excerpt: the whole text did not fit the token budget
+    # For a message asking several questions ("Where are you, and is there parking?"): the cosine similarity to
+    # each question, keyed by the question as written; the extractive answer quotes a source for each.
+    part_similarities: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

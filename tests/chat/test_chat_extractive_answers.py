@@ -2,11 +2,14 @@
 is never quoted, and a Swahili customer gets the owner's Swahili version with its own citation."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from conversations.prompting import assemble_prompt
-from conversations.providers.extractive import ExtractiveProvider, question_parts, question_pieces, split_sentences
+from conversations.providers.extractive import PART_MARGIN, ExtractiveProvider, question_parts, split_sentences
 from knowledge.models import SnippetVersion
+from knowledge.retrieval.language import question_pieces
 from knowledge.retrieval.types import RetrievedSnippet
 from telemetry.selectors import snippets_missing_language_version
 
@@ -16,6 +19,7 @@ PAYMENT = ("payment_methods", "Ways to pay", "We accept M-Pesa (Till 5123987), V
            "accept cheques.")
 ARRIVAL = ("arrive_early", "Arrive early", "Please arrive 15 minutes before your appointment to fill in the "
            "consultation form. Late arrivals may get a shorter treatment.")
+LOCATION = ("location", "Where to find us", "We are on the 3rd floor of Mirage Tower, Chiromo Road, Westlands.")
 
 
 def _snippets(*items) -> list[RetrievedSnippet]:
@@ -48,6 +52,42 @@ def test_each_part_of_a_two_part_question_is_answered_and_cited():
     assert [source.key for _, source, _ in answer.cited] == ["payment_methods", "parking"]
     assert "Till 5123987" in answer.text and "basement of Mirage Tower" in answer.text
     assert "consultation form" not in answer.text  # the unrelated source adds nothing
+
+
+def _answer_with_parts(question: str, similarities: dict[str, dict[str, float]], *items):
+    """Answer as the extractive provider does when retrieval measured each snippet against each question."""
+    snippets = [replace(snippet, part_similarities=dict(similarities.get(snippet.key, {})))
+                for snippet in _snippets(*items)]
+    prompt = assemble_prompt(question=question, language="en", channel="chat", snippets=snippets)
+    return ExtractiveProvider().compose(prompt)
+
+
+PARTS = ("Is there somewhere to leave the car", "how do I get to you")
+
+
+def test_a_part_no_word_ties_to_a_source_gets_the_source_closest_to_it_by_meaning():
+    question = "Is there somewhere to leave the car, and how do I get to you?"
+    # By words alone the second question has no source: "get to you" shares no word with the location.
+    assert [s.key for _, s, _ in _answer(question, PARKING, ARRIVAL, LOCATION).cited] == ["parking"]
+    similarities = {"parking": {PARTS[0]: 0.52, PARTS[1]: 0.21}, "arrive_early": {PARTS[0]: 0.1, PARTS[1]: 0.24},
+                    "location": {PARTS[0]: 0.2, PARTS[1]: 0.47}}
+    answer = _answer_with_parts(question, similarities, PARKING, ARRIVAL, LOCATION)
+    assert [source.key for _, source, _ in answer.cited] == ["parking", "location"]
+    assert "Chiromo Road" in answer.text and "consultation form" not in answer.text
+
+
+def test_a_part_the_quoted_source_is_about_as_close_to_gets_nothing_more():
+    question = "Is there somewhere to leave the car, and how do I get to you?"
+    similarities = {"parking": {PARTS[0]: 0.52, PARTS[1]: 0.47 - PART_MARGIN},
+                    "arrive_early": {PARTS[0]: 0.1, PARTS[1]: 0.24}, "location": {PARTS[0]: 0.2, PARTS[1]: 0.47}}
+    answer = _answer_with_parts(question, similarities, PARKING, ARRIVAL, LOCATION)
+    assert [source.key for _, source, _ in answer.cited] == ["parking"]
+
+
+def test_similarities_for_one_question_add_nothing():
+    similarities = {"parking": {"Is there parking": 0.6}, "location": {"Is there parking": 0.2}}
+    answer = _answer_with_parts("Is there parking?", similarities, PARKING, LOCATION)
+    assert [source.key for _, source, _ in answer.cited] == ["parking"]
 
 
 def test_question_parts_split_on_question_marks_and_new_clauses_only():
