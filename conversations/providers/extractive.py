@@ -308,9 +308,10 @@ class ExtractiveProvider(Provider):
         """For each question of the message that no quoted source is close to by meaning (retrieval's
         part_similarities), the best sentence of the source closest to it. The lead source answers the
         question it is closest to."""
-        sources = {item.candidate.source.ref: item.candidate.source for item in knowledge}
-        pieces = [piece for piece in (sources[top_ref].part_similarities if top_ref in sources else {})
-                  if all(piece in source.part_similarities for source in sources.values())]
+        # Sources retrieval measured (a document chunk or a snippet still waiting for its vector was not).
+        sources = {item.candidate.source.ref: item.candidate.source for item in knowledge
+                   if item.candidate.source.part_similarities}
+        pieces = list(sources[top_ref].part_similarities) if top_ref in sources else []
         if len(pieces) < 2 or room <= 0:
             return []
         lead_piece = max(pieces, key=lambda piece: sources[top_ref].part_similarities[piece])
@@ -319,9 +320,9 @@ class ExtractiveProvider(Provider):
         for piece in pieces:
             if piece == lead_piece or len(extra) >= room:
                 continue
-            similarity = {ref: source.part_similarities[piece] for ref, source in sources.items()}
+            similarity = {ref: source.part_similarities.get(piece, 0.0) for ref, source in sources.items()}
             best_ref = max(similarity, key=lambda ref: (similarity[ref], -ref))
-            if any(similarity[ref] >= similarity[best_ref] - PART_MARGIN for ref in used):
+            if any(similarity.get(ref, 0.0) >= similarity[best_ref] - PART_MARGIN for ref in used):
                 continue
             terms = {q for q in weights if any(terms_match(q, t) or q == t for t in content_terms(piece))}
             quoted = max((item for item in knowledge if item.candidate.source.ref == best_ref),

@@ -69,8 +69,8 @@ def test_a_part_no_word_ties_to_a_source_gets_the_source_closest_to_it_by_meanin
     question = "Is there somewhere to leave the car, and how do I get to you?"
     # By words alone the second question has no source: "get to you" shares no word with the location.
     assert [s.key for _, s, _ in _answer(question, PARKING, ARRIVAL, LOCATION).cited] == ["parking"]
-    similarities = {"parking": {PARTS[0]: 0.52, PARTS[1]: 0.21}, "arrive_early": {PARTS[0]: 0.1, PARTS[1]: 0.24},
-                    "location": {PARTS[0]: 0.2, PARTS[1]: 0.47}}
+    # The arrival snippet was not measured (a document chunk, or a version still waiting for its vector).
+    similarities = {"parking": {PARTS[0]: 0.52, PARTS[1]: 0.21}, "location": {PARTS[0]: 0.2, PARTS[1]: 0.47}}
     answer = _answer_with_parts(question, similarities, PARKING, ARRIVAL, LOCATION)
     assert [source.key for _, source, _ in answer.cited] == ["parking", "location"]
     assert "Chiromo Road" in answer.text and "consultation form" not in answer.text
