@@ -691,7 +691,7 @@ def asks_more_than_facts(message: str, *, intent: str, today: date,
     A part that only names another row ("... and with a beard trim?", a follow-up joined to its topic) or
     another day asks for facts too.
     """
-    from knowledge.retrieval.language import question_pieces
+    from knowledge.retrieval.answer_types import question_pieces
 
     pieces = question_pieces(message)
     if len(pieces) < 2:

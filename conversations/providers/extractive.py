@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from conversations.i18n import detect_language, phrase
 from conversations.prompting import AssembledPrompt, Source
 from conversations.providers.base import Provider, ProviderResult, TextDelta
-from knowledge.retrieval.language import question_pieces, stem
+from knowledge.retrieval.answer_types import question_pieces
+from knowledge.retrieval.language import stem
 
 MODEL_NAME = "extractive-1"
 SERVICES_KEY = "facts:services"  # conversations.facts.SERVICES_KEY (the provider reads no models)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from knowledge.retrieval.language import is_english_stopword, tokens
+from knowledge.retrieval import glossary_sw
+from knowledge.retrieval.language import expand_shorthand, is_english_stopword, tokens
 
 _TYPE_ASKED = {
     "price": re.compile(r"\b(how much|price|prices|pricing|cost|costs|costing|charge|charges|fee|fees|rate|rates|"
@@ -91,3 +92,53 @@ def gives_type(text: str, name: str) -> bool:
     """Whether a text holds an answer of that type (an amount, a clock time or day, a length of time, a place,
     a channel)."""
     return bool(_TYPE_GIVEN[name].search(text))
+
+
+# Where a message asks a second question: "?", or "and"/"na" starting a new clause ("..., and can I ...").
+_PART_BREAK = re.compile(
+    r"\?+\s*|[.;]\s+|,\s*(?:and|also|plus|but|na|pia|halafu)\s+"
+    r"|\s+(?:and|also)\s+(?=(?:do|does|did|can|could|is|are|was|will|would|should|how|what|when|where|which|who|"
+    r"why|if|i|you|your|there)\b)", re.I)
+
+# How a sentence opens when it asks something (English, Swahili), whatever punctuation ends it.
+_ASKS = re.compile(
+    r"\s*(?:what|what's|whats|how|when|where|which|who|whom|whose|why|can|could|do|does|did|is|are|was|were|will"
+    r"|would|should|shall|may|might|must|have|has|any|je|nini|vipi|wapi|lini|gani|ngapi|kuna|mna|naweza"
+    r"|mnaweza|unaweza)\b", re.I)
+
+
+def question_pieces(question: str) -> list[str]:
+    """The questions a message asks, as written ("Where are you", "are you open on Sunday?").
+
+    In a message that asks with a question mark, a sentence that ends in a full stop and does not open like
+    a question is what the customer tells, not asks ("The matatu is stuck in traffic. Will I lose my
+    slot?"): it is context for the question, not a part that needs a source of its own. A question that asks
+    only for a kind of answer ("How much?", "Ni pesa ngapi?") asks it of the question before it.
+    """
+    text = question or ""
+    pieces: list[str] = []
+    start = 0
+    for match in [*_PART_BREAK.finditer(text), None]:
+        end = match.start() if match else len(text)
+        piece = text[start:end]
+        start = match.end() if match else end
+        if not piece.strip():
+            continue
+        told = "?" in text and "?" not in (match.group(0) if match else "") and not _ASKS.match(piece)
+        if not told or (match is not None and "," in match.group(0)):
+            if pieces and _elliptical(piece):
+                # "Mnaleta hadi Langas? Ni pesa ngapi?": the price asked is the delivery's, one question.
+                pieces[-1] = f"{pieces[-1]}, {piece.strip()}"
+            else:
+                pieces.append(piece)
+    return pieces
+
+
+def _elliptical(piece: str) -> bool:
+    """A question that asks for a kind of answer and names nothing ("and how long?", "Ni pesa ngapi?")."""
+    lowered = " ".join(tokens(expand_shorthand(piece)))
+    asked = False
+    for pattern in _TYPE_ASKED.values():
+        lowered, found = pattern.subn(" ", lowered)
+        asked = asked or found > 0
+    return asked and all(is_english_stopword(word) or word in glossary_sw.STOPWORDS for word in lowered.split())

@@ -276,38 +276,3 @@ def _looks_english(word: str) -> bool:
     if word.endswith(_EN_SUFFIXES):
         return True
     return word[-1] not in "aeiou"
-
-
-# Where a message asks a second question: "?", or "and"/"na" starting a new clause ("..., and can I ...").
-_PART_BREAK = re.compile(
-    r"\?+\s*|[.;]\s+|,\s*(?:and|also|plus|but|na|pia|halafu)\s+"
-    r"|\s+(?:and|also)\s+(?=(?:do|does|did|can|could|is|are|was|will|would|should|how|what|when|where|which|who|"
-    r"why|if|i|you|your|there)\b)", re.I)
-
-# How a sentence opens when it asks something (English, Swahili), whatever punctuation ends it.
-_ASKS = re.compile(
-    r"\s*(?:what|what's|whats|how|when|where|which|who|whom|whose|why|can|could|do|does|did|is|are|was|were|will"
-    r"|would|should|shall|may|might|must|have|has|any|je|nini|vipi|wapi|lini|gani|ngapi|kuna|mna|naweza"
-    r"|mnaweza|unaweza)\b", re.I)
-
-
-def question_pieces(question: str) -> list[str]:
-    """The questions a message asks, as written ("Where are you", "are you open on Sunday?").
-
-    In a message that asks with a question mark, a sentence that ends in a full stop and does not open like
-    a question is what the customer tells, not asks ("The matatu is stuck in traffic. Will I lose my
-    slot?"): it is context for the question, not a part that needs a source of its own.
-    """
-    text = question or ""
-    pieces: list[str] = []
-    start = 0
-    for match in [*_PART_BREAK.finditer(text), None]:
-        end = match.start() if match else len(text)
-        piece = text[start:end]
-        start = match.end() if match else end
-        if not piece.strip():
-            continue
-        told = "?" in text and "?" not in (match.group(0) if match else "") and not _ASKS.match(piece)
-        if not told or (match is not None and "," in match.group(0)):
-            pieces.append(piece)
-    return pieces

@@ -9,14 +9,14 @@ from django.db import connection
 
 from knowledge.embeddings import EmbeddingError, embed_cached, embed_query
 from knowledge.retrieval import candidates as sql
-from knowledge.retrieval.answer_types import answer_types
+from knowledge.retrieval.answer_types import answer_types, question_pieces
 from knowledge.retrieval.candidates import Candidate, QueryText
 from knowledge.retrieval.config import effective_mode, retrieval_settings_get, tenant_today, token_budget
 from knowledge.retrieval.filters import Filters, filters_clean
 from knowledge.retrieval.fusion import TRUNCATE_TOP, Weights, apply_threshold, fuse, pack, rank
 from knowledge.retrieval.graduation import graduation_check_after_overflow
 from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, english_reading, expand_shorthand,
-                                         expand_swahili, is_swahili_text, question_pieces, tokens)
+                                         expand_swahili, is_swahili_text, tokens)
 from knowledge.retrieval.relevance import decide
 from knowledge.retrieval.rewrite import query_rewrite
 from knowledge.retrieval.spelling import corrections

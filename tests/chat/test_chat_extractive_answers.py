@@ -9,7 +9,7 @@ import pytest
 from conversations.prompting import assemble_prompt
 from conversations.providers.extractive import PART_MARGIN, ExtractiveProvider, question_parts, split_sentences
 from knowledge.models import SnippetVersion
-from knowledge.retrieval.language import question_pieces
+from knowledge.retrieval.answer_types import question_pieces
 from knowledge.retrieval.types import RetrievedSnippet
 from telemetry.selectors import snippets_missing_language_version
 
@@ -94,6 +94,16 @@ def test_question_parts_split_on_question_marks_and_new_clauses_only():
     assert len(question_parts("Where is your shop, and are you open on Sunday?")) == 2
     assert len(question_parts("Do you sell cakes? Na mnakubali M-Pesa?")) == 2
     assert len(question_parts("Do you have cheese and tomato pizza?")) == 1
+
+
+def test_a_question_that_only_asks_how_much_or_how_long_belongs_to_the_question_before_it():
+    assert question_pieces("Mnaleta hadi Langas? Ni pesa ngapi?") == ["Mnaleta hadi Langas, Ni pesa ngapi"]
+    assert question_pieces("How much is a haircut? And how long?") == ["How much is a haircut, And how long"]
+    assert len(question_pieces("Is there parking? What about Sunday?")) == 2  # names something: its own question
+    delivery = ("delivery_zones", "Delivery areas", "We deliver to Langas, Kapsoya and Pioneer for KES 300 a trip.")
+    payment = ("payment_methods", "Njia za kulipa", "Tunakubali M-Pesa na pesa taslimu dukani.")
+    answer = _answer("Mnaleta hadi Langas? Ni pesa ngapi?", delivery, payment, language="sw")
+    assert [source.key for _, source, _ in answer.cited] == ["delivery_zones"]
 
 
 def test_what_a_customer_tells_before_asking_is_context_not_a_question_part():
