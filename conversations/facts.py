@@ -693,7 +693,9 @@ def asks_more_than_facts(message: str, *, intent: str, today: date,
     """
     from knowledge.retrieval.answer_types import question_pieces
 
-    pieces = question_pieces(message)
+    # "Do you do the hot stone massage at home? How long?": the second question names no row and may ask more
+    # than the row's minutes (the visit as a whole), so the knowledge is quoted beside the facts.
+    pieces = question_pieces(message, join_elliptical=False)
     if len(pieces) < 2:
         return False
     for piece in pieces:

@@ -107,13 +107,14 @@ _ASKS = re.compile(
     r"|mnaweza|unaweza)\b", re.I)
 
 
-def question_pieces(question: str) -> list[str]:
+def question_pieces(question: str, *, join_elliptical: bool = True) -> list[str]:
     """The questions a message asks, as written ("Where are you", "are you open on Sunday?").
 
     In a message that asks with a question mark, a sentence that ends in a full stop and does not open like
     a question is what the customer tells, not asks ("The matatu is stuck in traffic. Will I lose my
     slot?"): it is context for the question, not a part that needs a source of its own. A question that asks
-    only for a kind of answer ("How much?", "Ni pesa ngapi?") asks it of the question before it.
+    only for a kind of answer ("How much?", "Ni pesa ngapi?") asks it of the question before it, and is joined
+    to it unless `join_elliptical` is off.
     """
     text = question or ""
     pieces: list[str] = []
@@ -126,7 +127,7 @@ def question_pieces(question: str) -> list[str]:
             continue
         told = "?" in text and "?" not in (match.group(0) if match else "") and not _ASKS.match(piece)
         if not told or (match is not None and "," in match.group(0)):
-            if pieces and _elliptical(piece):
+            if join_elliptical and pieces and _elliptical(piece):
                 # "Mnaleta hadi Langas? Ni pesa ngapi?": the price asked is the delivery's, one question.
                 pieces[-1] = f"{pieces[-1]}, {piece.strip()}"
             else:

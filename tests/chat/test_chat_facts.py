@@ -172,6 +172,11 @@ def test_facts_that_answer_one_part_of_a_question_are_quoted_beside_the_knowledg
     assert own.matched_services == ["Hot Stone Massage"] and own.answers_part and not own.answers_alone
     until = facts_for(intent="hours", message="Are you open on Saturday, and until what time?", now=now)
     assert until.answers_alone and not until.answers_part
+    # a second question asking only how long is still a part of its own here: how long the whole thing takes
+    # may be more than the row's minutes (the knowledge is quoted beside)
+    whole = facts_for(intent="services", now=now,
+                      message="Do you do the hot stone massage at home? How long?")
+    assert whole.matched_services == ["Hot Stone Massage"] and whole.answers_part and not whole.answers_alone
 
 
 def test_a_deposit_asked_for_a_named_service_is_not_that_services_price(tenant):
