@@ -116,6 +116,35 @@ _RULES: list[tuple[str, re.Pattern, float]] = [
 ]
 
 
+# An action a message names (cancel, move, book, order, enrol), and the words that only suppose it ("if I cancel",
+# "without booking", "when I come to enrol"; Swahili's -ki- tense: "nikighairi", if I cancel).
+_ACTION_WORD = re.compile(r"\b(cancel\w*|call(ing)? off|reschedul\w*|postpon\w*|move|shift|book\w*|reserv\w*"
+                          r"|order\w*|enrol\w*|register\w*|sign(ing)? up)\b")
+_SUPPOSING = re.compile(r"\b(if|in case|incase|suppose|supposing|whenever|without|before|after|unless"
+                        r"|kama|ikiwa|endapo|bila)\b|\bwhen (i|we|you|my|our)\b")
+_SW_SUPPOSING = re.compile(r"\b(ni|tu|u|m|a|wa)ki(taka|ghairi|ahirish|acha|kosa|badilish|hamish|sogeza|book|agiza)"
+                           r"\w*")
+_SW_REQUEST = re.compile(r"\b(nataka|tunataka|naomba|tunaomba|ningependa|tungependa|tafadhali)\b")
+_CLAUSE_END = re.compile(r"[,.;:?!]")
+
+
+def asks_about_action(text: str) -> bool:
+    """Whether a message that names an action only supposes it ("What happens if I cancel late?", "Can I pop in
+    without booking?", "Nikighairi kesho, nitalipa?"): it asks about a policy, and no hand-off is recorded for
+    it. One plain mention ("I need to cancel", "How do I book?") is a request."""
+    lowered = (text or "").lower()
+    if _SW_SUPPOSING.search(lowered) and not _SW_REQUEST.search(lowered):
+        return True
+    actions = list(_ACTION_WORD.finditer(lowered))
+    if not actions:
+        return False
+    for action in actions:
+        clause = _CLAUSE_END.split(lowered[:action.start()])[-1]
+        if not _SUPPOSING.search(clause):
+            return False
+    return True
+
+
 def _whole_message_small_talk(normalized: str) -> str | None:
     words = [w for w in normalized.split() if w not in ("?", "!")]
     if not words or len(words) > 7:

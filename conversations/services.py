@@ -403,7 +403,7 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
         plan.fixed_answer = i18n.small_talk(intent.intent, language=language)
         return plan
 
-    if intent.intent in intents.ACTION_INTENTS:
+    if intent.intent in intents.ACTION_INTENTS and not intents.asks_about_action(inp.message):
         plan.handoff_kind = intent.intent
         # A policy may apply (cancellation fees, deposits): quote it if the knowledge covers the question.
         plan.retrieval = _fetch("other", message=inp.message, channel=channel, session=session, filters=inp.filters)

@@ -52,3 +52,31 @@ def test_an_owner_asks_a_follow_up_and_gives_a_number_for_a_booking(site):
         finally:
             browser.close()
     assert list(HandoffRequest.objects.values_list("kind", "contact")) == [("booking", "0712 345 678")]
+
+
+def test_a_customer_asking_two_things_gets_an_answer_and_a_source_for_each(site):
+    from playwright.sync_api import sync_playwright
+
+    os.makedirs(SHOTS, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.set_default_timeout(20_000)
+            page.goto(f"{site}/chat/")
+            page.fill("#id_username", "chat-owner")
+            page.fill("#id_password", "pw-chat-12345")
+            page.click("input[type=submit]")
+            page.wait_for_url(f"{site}/chat/")
+            page.fill("#chat-message", "Where can I leave my car, and what if I need to call off my appointment?")
+            page.click("#chat-send")
+            bot = page.locator(".msg.bot").nth(0)
+            bot.locator(".meta").wait_for()
+            answer = bot.locator(".answer").inner_text()
+            assert "basement of Mirage Tower" in answer and "free of charge" in answer
+            assert "passed your" not in answer  # asking what happens if is not asking to cancel: no hand-off
+            sources = bot.locator(".sources").inner_text()
+            assert "Parking" in sources and "Cancellation policy" in sources
+            page.screenshot(path=f"{SHOTS}/chat_two_questions.png", full_page=True)
+        finally:
+            browser.close()

@@ -6,7 +6,7 @@ from datetime import datetime, timezone as dt_timezone
 import pytest
 from django.db import connection
 
-from conversations import services
+from conversations import intents, services
 from conversations.models import HandoffRequest, Session, Turn
 from telemetry.models import Event, RetrievalLog
 
@@ -172,6 +172,32 @@ def test_a_cancellation_quotes_the_policy_and_asks_for_a_number(chat):
     assert body["answer"].endswith("They will confirm it with you shortly. Please share your phone number so they "
                                    "can reach you.")
     assert HandoffRequest.objects.get().kind == "cancel"
+
+
+@pytest.mark.parametrize("message", ["What happens if I cancel my appointment on Friday?",
+                                     "Can I get a refund if I cancel a massage booking?",
+                                     "Nikitaka kughairi miadi yangu ya kesho, nitalipishwa?"])
+def test_a_question_that_only_supposes_a_cancellation_quotes_the_policy_and_records_no_handoff(chat, message):
+    body = chat(message=message).json()
+    assert [c["key"] for c in body["citations"]][:1] == ["cancellation_policy"]
+    assert "confirm it with you" not in body["answer"] and "Watakuthibitishia" not in body["answer"]
+    assert body["meta"].get("handoff") is None
+    assert not HandoffRequest.objects.exists()
+
+
+@pytest.mark.parametrize("message", ["What happens if I cancel late?", "Can I pop in without booking?",
+                                     "Which documents should I bring when I come to enrol?",
+                                     "Msee, naweza kuingia bila booking?", "Nikitaka kughairi, nitalipishwa?"])
+def test_an_action_inside_a_supposing_clause_is_asked_about_not_requested(message):
+    assert intents.asks_about_action(message)
+
+
+@pytest.mark.parametrize("message", ["I need to cancel my appointment on Friday, will I be charged?",
+                                     "If it rains, can I book for Sunday instead?", "How do I book a facial?",
+                                     "Nataka kughairi miadi yangu ya kesho", "I can't make it tomorrow",
+                                     "Can I move my Saturday facial to next week without paying extra?"])
+def test_an_action_named_plainly_is_a_request(message):
+    assert not intents.asks_about_action(message)
 
 
 def test_a_swahili_cancellation_on_whatsapp_answers_in_swahili(chat):
