@@ -17,6 +17,7 @@ anything; the default), `choose` (folds 0-2) or `all`.
 - facts from the right rows: `structured` questions answered from the facts with exactly the labelled
   services (`Name: KES ...` lines) or, for an hours question, from the opening hours and no service row;
 - answers quoting metadata: answers (to any question) containing a `Keywords:` authoring line;
+- turns recording a hand-off: how many questions filed a booking, cancellation or move request for staff;
 - framed in the question's language: answers opening with a framing phrase ("Here is what I found:",
   "Hiki ndicho nilichopata:") in the question's labelled language;
 - Swahili in Swahili: Swahili questions one of whose relevant snippets has an owner-approved Swahili
@@ -65,6 +66,7 @@ class Asked:
     refused: bool = False
     cited: list[str] = field(default_factory=list)
     answer: str = ""
+    handoff: str = ""  # the kind of hand-off the turn recorded, if any
 
 
 def load_business(seed_path: Path) -> tuple[common.TenantData, list[dict], set[str], list[str]]:
@@ -109,7 +111,8 @@ def ask_business(seed_path: Path, fold: int, *, reseed: bool) -> tuple[list[Aske
                 facts=item.get("facts") or {}, has_sw_version=bool(set(relevant) & swahili),
                 intent=result.intent, refused=result.refusal_reason is not None,
                 cited=[c["key"] for c in result.citations], answer=result.answer,
-                cites_sw_version=any(c["key"] in swahili for c in result.citations)))
+                cites_sw_version=any(c["key"] in swahili for c in result.citations),
+                handoff=(result.meta.get("handoff") or {}).get("kind", "")))
     finally:
         connection.set_schema_to_public()
     return asked, names
@@ -184,6 +187,7 @@ def score(asked: list[Asked], names: dict[str, list[str]]) -> dict:
                                   if structured else None),
         "n_turns": len(asked),
         "answers_quoting_metadata": len(quoting),
+        "turns_recording_a_handoff": sum(1 for a in asked if a.handoff),
         "n_swahili_with_version": len(swahili),
         "swahili_answered_in_swahili": len(in_swahili) / len(swahili) if swahili else None,
         "n_swahili_citing_version": len(citing),
@@ -230,6 +234,7 @@ ROWS = [
     ("facts questions answered from the right rows", "facts_from_right_rows"),
     ("turns (n)", "n_turns"),
     ("answers quoting metadata (count)", "answers_quoting_metadata"),
+    ("turns recording a hand-off (count)", "turns_recording_a_handoff"),
     ("Swahili questions with a Swahili version (n)", "n_swahili_with_version"),
     ("... answered in Swahili", "swahili_answered_in_swahili"),
     ("Swahili answers citing a snippet with a Swahili version (n)", "n_swahili_citing_version"),
