@@ -125,13 +125,18 @@ _SUPPOSING = re.compile(r"\b(if|in case|incase|suppose|supposing|whenever|withou
 _SW_SUPPOSING = re.compile(r"\b(ni|tu|u|m|a|wa)ki(taka|ghairi|ahirish|acha|kosa|badilish|hamish|sogeza|book|agiza)"
                            r"\w*")
 _SW_REQUEST = re.compile(r"\b(nataka|tunataka|naomba|tunaomba|ningependa|tungependa|tafadhali)\b")
+# ...or only names it as what a payment is for ("a deposit to book", "how much do I pay to enrol", "the deposit for
+# a bridal booking"): a question about the charge.
+_PAID_FOR = re.compile(r"\b(deposit|pay|paid|fee|charge|cost|price)\b.*\b(to|for (a|an|the|my|our)( \w+)?) $")
+_EN_REQUEST = re.compile(r"\b(i|we)('d| would)? (like|love|want|wanna|wish) to\b|\bplease\b|\bkindly\b")
 _CLAUSE_END = re.compile(r"[,.;:?!]")
 
 
 def asks_about_action(text: str) -> bool:
     """Whether a message that names an action only supposes it ("What happens if I cancel late?", "Can I pop in
-    without booking?", "Nikighairi kesho, nitalipa?"): it asks about a policy, and no hand-off is recorded for
-    it. One plain mention ("I need to cancel", "How do I book?") is a request."""
+    without booking?", "Nikighairi kesho, nitalipa?") or asks what paying for it costs ("Do I need a deposit to
+    book?"): it asks about a policy, and no hand-off is recorded for it. One plain mention ("I need to cancel",
+    "How do I book?") is a request."""
     lowered = (text or "").lower()
     if _SW_SUPPOSING.search(lowered) and not _SW_REQUEST.search(lowered):
         return True
@@ -140,7 +145,7 @@ def asks_about_action(text: str) -> bool:
         return False
     for action in actions:
         clause = _CLAUSE_END.split(lowered[:action.start()])[-1]
-        if not _SUPPOSING.search(clause):
+        if not _SUPPOSING.search(clause) and not (_PAID_FOR.search(clause) and not _EN_REQUEST.search(clause)):
             return False
     return True
 
