@@ -39,10 +39,13 @@ class IntentResult:
 # ----------------------------------------------------------------------------- normalisation
 
 
+def _lowered(text: str) -> str:
+    return (text or "").lower().replace("’", "'").replace("‘", "'")
+
+
 def normalize(text: str) -> str:
     """Lower-case, straighten quotes and expand common WhatsApp shorthand."""
-    lowered = (text or "").lower().replace("’", "'").replace("‘", "'")
-    words = re.findall(r"[a-z0-9']+|[?!]", lowered)
+    words = re.findall(r"[a-z0-9']+|[?!]", _lowered(text))
     # WhatsApp shorthand is rewritten before rules and embedding see the text (retrieval reads the same table).
     return " ".join(SHORTHAND.get(word, word) for word in words)
 
@@ -137,7 +140,7 @@ def asks_about_action(text: str) -> bool:
     without booking?", "Nikighairi kesho, nitalipa?") or asks what paying for it costs ("Do I need a deposit to
     book?"): it asks about a policy, and no hand-off is recorded for it. One plain mention ("I need to cancel",
     "How do I book?") is a request."""
-    lowered = (text or "").lower()
+    lowered = _lowered(text)
     if _SW_SUPPOSING.search(lowered) and not _SW_REQUEST.search(lowered):
         return True
     actions = list(_ACTION_WORD.finditer(lowered))

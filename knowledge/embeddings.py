@@ -117,16 +117,15 @@ _DOCUMENT_CACHE_MAX = 4096
 
 
 def embed_cached(texts: list[str]) -> list[list[float]]:
-    """Embed texts derived at query time (a snippet's English reading), each computed once per process."""
+    """Embed texts derived at query time (a snippet's English reading, a question's parts, sentences), each
+    computed once per process."""
     digests = [hashlib.sha1(text.encode()).hexdigest() for text in texts]
-    missing = list(dict.fromkeys(text for text, digest in zip(texts, digests, strict=True)
-                                 if digest not in _document_cache))
+    missing = {digest: text for text, digest in zip(texts, digests, strict=True) if digest not in _document_cache}
     if missing:
-        vectors = get_embedder().embed(missing)
+        vectors = embed_texts(list(missing.values()))
         if len(_document_cache) + len(missing) > _DOCUMENT_CACHE_MAX:
             _document_cache.clear()
-        for text, vector in zip(missing, vectors, strict=True):
-            _document_cache[hashlib.sha1(text.encode()).hexdigest()] = vector
+        _document_cache.update(zip(missing, vectors, strict=True))
     return [_document_cache[digest] for digest in digests]
 
 

@@ -136,6 +136,11 @@ def matched_terms(question: set[str], terms: set[str]) -> frozenset[str]:
     return frozenset(q for q in question if q in terms or any(terms_match(q, t) for t in terms))
 
 
+def _part_terms(part: set[str], weights: dict[str, float]) -> set[str]:
+    """A part's own terms as matched against the whole question ("cancel" ~ "cancellation")."""
+    return {q for q in weights if any(terms_match(q, t) or q == t for t in part)}
+
+
 def question_parts(question: str) -> list[set[str]]:
     """The content terms of each question a message asks ("Where are you, and are you open on Sunday?")."""
     parts = [content_terms(piece) for piece in question_pieces(question)]
@@ -283,8 +288,7 @@ class ExtractiveProvider(Provider):
         used = {top_ref}
         extra: list[Scored] = []
         for part in parts:
-            # The part's own terms as matched against the whole question ("cancel" ~ "cancellation").
-            terms = {q for q in weights if any(terms_match(q, t) or q == t for t in part)}
+            terms = _part_terms(part, weights)
             if not terms or len(extra) >= room:
                 continue
             part_weight = sum(weights[t] for t in terms)
@@ -325,7 +329,7 @@ class ExtractiveProvider(Provider):
             best_ref = max(similarity, key=lambda ref: (similarity[ref], -ref))
             if any(similarity.get(ref, 0.0) >= similarity[best_ref] - PART_MARGIN for ref in used):
                 continue
-            terms = {q for q in weights if any(terms_match(q, t) or q == t for t in content_terms(piece))}
+            terms = _part_terms(content_terms(piece), weights)
             quoted = max((item for item in knowledge if item.candidate.source.ref == best_ref),
                          key=lambda item: (sum(weights[t] for t in item.matched & terms), item.score,
                                            -item.candidate.position))
@@ -378,25 +382,10 @@ def chunk_text(text: str, *, words: int = 4) -> list[str]:
 
 def embedding_similarity(question: str, sentences: Sequence[str]) -> list[float]:
     """Cosine similarity via the deployment's embedder (vectors are unit-normalised), rounded for determinism."""
-    from knowledge.embeddings import embed_query, embed_texts
+    from knowledge.embeddings import embed_cached, embed_query
 
     if not sentences:
         return []
     query = embed_query(question)
-    vectors = _cached_sentence_vectors(list(sentences), embed_texts)
+    vectors = embed_cached(list(sentences))
     return [round(sum(a * b for a, b in zip(query, vector)), 3) for vector in vectors]
-
-
-_SENTENCE_VECTORS: dict[str, list[float]] = {}
-_SENTENCE_VECTORS_MAX = 10_000
-
-
-def _cached_sentence_vectors(sentences: list[str],
-                             embed: Callable[[list[str]], list[list[float]]]) -> list[list[float]]:
-    missing = [s for s in dict.fromkeys(sentences) if s not in _SENTENCE_VECTORS]
-    if missing:
-        if len(_SENTENCE_VECTORS) + len(missing) > _SENTENCE_VECTORS_MAX:
-            _SENTENCE_VECTORS.clear()
-        for sentence, vector in zip(missing, embed(missing)):
-            _SENTENCE_VECTORS[sentence] = vector
-    return [_SENTENCE_VECTORS[s] for s in sentences]

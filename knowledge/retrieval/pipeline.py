@@ -259,6 +259,8 @@ def add_parts(candidates: list[Candidate], *, prepared: PreparedQuery, title_wei
     similarity to each of them (whole and title blended as ranking blends them): the extractive answer quotes
     a source for each question, which the words they share often cannot pick. A question no snippet reaches
     the similarity threshold for is left out: nothing found speaks to it."""
+    if prepared.query.vector is None:
+        return  # the embedder just failed on the question itself: do not wait on it again
     pieces = [piece.strip() for piece in question_pieces(prepared.text) if piece.strip()]
     ids = [c.id for c in candidates if c.source == "snippet" and c.similarity is not None]
     if len(pieces) < 2 or not ids:

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from conversations.models import HandoffRequest
-from tests.support.live import CHROMIUM, CHROMIUM_ARGS
+from tests.support.live import CHROMIUM, CHROMIUM_ARGS, sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -21,12 +21,7 @@ def test_an_owner_asks_a_follow_up_and_gives_a_number_for_a_booking(site):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 1100})
-            page.set_default_timeout(20_000)
-            page.goto(f"{site}/chat/")
-            page.fill("#id_username", "chat-owner")
-            page.fill("#id_password", "pw-chat-12345")
-            page.click("input[type=submit]")
-            page.wait_for_url(f"{site}/chat/")
+            sign_in(page, url=f"{site}/chat/", username="chat-owner", password="pw-chat-12345")
 
             def send(message: str, index: int):
                 page.fill("#chat-message", message)
@@ -62,12 +57,7 @@ def test_a_customer_asking_two_things_gets_an_answer_and_a_source_for_each(site)
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.set_default_timeout(20_000)
-            page.goto(f"{site}/chat/")
-            page.fill("#id_username", "chat-owner")
-            page.fill("#id_password", "pw-chat-12345")
-            page.click("input[type=submit]")
-            page.wait_for_url(f"{site}/chat/")
+            sign_in(page, url=f"{site}/chat/", username="chat-owner", password="pw-chat-12345")
             page.fill("#chat-message", "Where can I leave my car, and what if I need to call off my appointment?")
             page.click("#chat-send")
             bot = page.locator(".msg.bot").nth(0)

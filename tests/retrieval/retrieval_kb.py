@@ -47,6 +47,13 @@ def make_kb():
     return create
 
 
+def embedder_down(*_args, **_kwargs):
+    """Stands in for an embedding call while the model is unavailable."""
+    from knowledge.embeddings import EmbeddingError
+
+    raise EmbeddingError("model unavailable", retryable=True)
+
+
 @pytest.fixture
 def kb(tenant, real_embedder):
     """A builder: kb(key=..., title=..., ...) makes an active version, embedded by the real model unless embed=False."""

@@ -4,10 +4,9 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from retrieval_kb import kb, mode  # noqa: F401 (fixtures)
+from retrieval_kb import embedder_down, kb, mode  # noqa: F401 (fixtures)
 from django.utils import timezone
 
-from knowledge import embeddings
 from knowledge.models import SnippetVersion
 from knowledge.retrieval import FilterError, fetch_snippets, retrieve
 from knowledge.retrieval.candidates import Candidate
@@ -173,11 +172,7 @@ def test_below_the_threshold_the_keyword_matches_are_the_fallback_beside_the_bes
 def test_without_a_query_vector_keyword_search_alone_is_the_fallback(kb, mode, monkeypatch):
     kb.spa()
     mode("hybrid")
-
-    def broken(text):
-        raise embeddings.EmbeddingError("model unavailable", retryable=True)
-
-    monkeypatch.setattr("knowledge.retrieval.pipeline.embed_query", broken)
+    monkeypatch.setattr("knowledge.retrieval.pipeline.embed_query", embedder_down)
     result = fetch_snippets("other", query="Rhapta Road", channel="chat")
     assert result.fallback_used is True
     assert sorted(primary_keys(result)) == ["location", "parking"]

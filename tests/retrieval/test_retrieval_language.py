@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from retrieval_kb import kb, mode  # noqa: F401 (fixtures)
+from retrieval_kb import embedder_down, kb, mode  # noqa: F401 (fixtures)
 
 from knowledge.retrieval import fetch_snippets
 from knowledge.retrieval.language import detect_language, expand_swahili, swahili_numerals
@@ -165,13 +165,9 @@ def test_an_owners_swahili_only_snippet_is_read_in_english_for_either_language(k
 
 @pytest.mark.django_db
 def test_a_failed_reading_embedding_leaves_the_swahili_snippet_its_stored_vector(kb, mode, monkeypatch):
-    from knowledge.embeddings import EmbeddingError
     from knowledge.retrieval import pipeline
 
-    def down(texts):
-        raise EmbeddingError("embedder down", retryable=True)
-
-    monkeypatch.setattr(pipeline, "embed_cached", down)
+    monkeypatch.setattr(pipeline, "embed_cached", embedder_down)
     mode("hybrid")
     kb(key="wanawake", title="Darasa la wanawake pekee", body="Kuna darasa la mazoezi kwa wanawake pekee.")
     kb(key="pt", title="Personal training", body="A personal trainer plans your workouts, one hour a session.")

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import pytest
-from retrieval_kb import kb, mode  # noqa: F401 (fixtures)
+from retrieval_kb import embedder_down, kb, mode  # noqa: F401 (fixtures)
 
-from knowledge import embeddings
 from knowledge.retrieval import fetch_snippets
 
 pytestmark = pytest.mark.django_db
@@ -60,10 +59,6 @@ def test_a_swahili_message_is_measured_by_the_glossarys_reading_of_each_question
 def test_when_the_parts_cannot_be_embedded_the_turn_still_retrieves(kb, mode, monkeypatch):
     kb.spa()
     mode("hybrid")
-
-    def broken(texts):
-        raise embeddings.EmbeddingError("model unavailable", retryable=True)
-
-    monkeypatch.setattr("knowledge.retrieval.pipeline.embed_cached", broken)
+    monkeypatch.setattr("knowledge.retrieval.pipeline.embed_cached", embedder_down)
     result = fetch_snippets("other", query=TWO, channel="chat")
     assert result.snippets and all(s.part_similarities == {} for s in result.snippets)

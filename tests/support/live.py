@@ -35,6 +35,16 @@ def serve():
         thread.join(timeout=5)
 
 
+def sign_in(page, *, url: str, username: str, password: str) -> None:
+    """Open a staff page in Playwright and sign in on the admin login form it redirects to."""
+    page.set_default_timeout(20_000)
+    page.goto(url)
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("input[type=submit]")
+    page.wait_for_url(url)
+
+
 def closed_port() -> int:
     """A loopback port nothing listens on (bound, then released)."""
     with socket.socket() as sock:
