@@ -273,7 +273,43 @@ class ExtractiveProvider(Provider):
                                         top_ref=top_ref)
             picked += self._parts_by_meaning(knowledge, picked, weights, room=room - len(picked), top_ref=top_ref)
             chosen += picked
-        return [s.candidate for s in sorted(chosen, key=_reading_order)]
+        return [s.candidate for s in sorted(chosen, key=self._asked_order(prompt, chosen, weights))]
+
+    @staticmethod
+    def _asked_order(prompt: AssembledPrompt, chosen: list[Scored], weights: dict[str, float]):
+        """The sort key that reads a multi-part answer in the order the questions were asked: facts first, then
+        each quoted source at the question it answers. The lead source goes with the question it is closest
+        to by meaning (retrieval's part_similarities); another source moves there only when no retrieved
+        source is closer to that question, else it follows the lead (a weak match should not open the answer).
+        Sources retrieval did not measure go by words. A single question keeps retrieval order."""
+        quoted = {item.candidate.source.ref: item.candidate.source for item in chosen
+                  if item.candidate.source.kind != "facts"}
+        pieces = question_pieces(prompt.question)
+        if len(quoted) < 2 or len(pieces) < 2:
+            return _reading_order
+        lead = min(quoted)
+        measured = [source for source in prompt.sources if source.part_similarities]
+        closest = {piece: max(measured, key=lambda source: (source.part_similarities.get(piece, -1.0), -source.ref)).ref
+                   for piece in pieces if any(piece in source.part_similarities for source in measured)}
+        part_terms = [_part_terms(content_terms(piece), weights) for piece in pieces]
+        asked: dict[int, int] = {}
+        for ref, source in quoted.items():
+            similarity = source.part_similarities
+            if any(piece in similarity for piece in pieces):
+                index = max((i for i, piece in enumerate(pieces) if piece in similarity),
+                            key=lambda i: (similarity[pieces[i]], -i))
+                asked[ref] = index if ref == lead or closest.get(pieces[index]) == ref else len(pieces)
+                continue
+            matched = frozenset().union(*(item.matched for item in chosen if item.candidate.source.ref == ref))
+            overlap = [sum(weights.get(t, 0.0) for t in terms & matched) for terms in part_terms]
+            asked[ref] = max(range(len(pieces)), key=lambda i: (overlap[i], -i)) if any(overlap) else len(pieces)
+
+        def key(item: Scored) -> tuple:
+            candidate = item.candidate
+            if candidate.source.kind == "facts":
+                return (0, 0) + _reading_order(item)
+            return (1, asked[candidate.source.ref]) + _reading_order(item)
+        return key
 
     @staticmethod
     def _other_parts(prompt: AssembledPrompt, knowledge: list[Scored], picked: list[Scored],

@@ -84,6 +84,33 @@ def test_a_part_the_quoted_source_is_about_as_close_to_gets_nothing_more():
     assert [source.key for _, source, _ in answer.cited] == ["parking"]
 
 
+def test_a_two_part_answer_reads_in_the_order_the_questions_were_asked():
+    question = "How do I get to you, and is there somewhere to leave the car?"
+    asked = ("How do I get to you", "is there somewhere to leave the car")
+    # Retrieval ranked parking first; the location is the closest source to the first question.
+    similarities = {"parking": {asked[0]: 0.2, asked[1]: 0.55}, "location": {asked[0]: 0.47, asked[1]: 0.18}}
+    answer = _answer_with_parts(question, similarities, PARKING, LOCATION)
+    assert [source.key for _, source, _ in answer.cited] == ["location", "parking"]
+    assert answer.text.index("Chiromo Road") < answer.text.index("basement of Mirage Tower")
+
+
+def test_a_source_another_source_is_closer_to_does_not_open_the_answer():
+    question = "How do I get to you, and is there somewhere to leave the car?"
+    asked = ("How do I get to you", "is there somewhere to leave the car")
+    # Parking leads; payment is quoted for the first question by words, yet the location is closer to it.
+    similarities = {"parking": {asked[0]: 0.2, asked[1]: 0.55}, "payment_methods": {asked[0]: 0.3, asked[1]: 0.1},
+                    "location": {asked[0]: 0.47, asked[1]: 0.18}}
+    prompt = assemble_prompt(question=question, language="en", channel="chat", snippets=[
+        replace(snippet, part_similarities=similarities[snippet.key])
+        for snippet in _snippets(PARKING, PAYMENT, LOCATION)])
+    provider = ExtractiveProvider()
+    scored, weights = provider.score(prompt, provider.candidates(prompt))
+    chosen = [item for item in scored if item.candidate.source.key in ("parking", "payment_methods")
+              and item.candidate.position == 0]
+    order = sorted(chosen, key=provider._asked_order(prompt, chosen, weights))
+    assert [item.candidate.source.key for item in order] == ["parking", "payment_methods"]
+
+
 def test_similarities_for_one_question_add_nothing():
     similarities = {"parking": {"Is there parking": 0.6}, "location": {"Is there parking": 0.2}}
     answer = _answer_with_parts("Is there parking?", similarities, PARKING, LOCATION)
