@@ -7,7 +7,8 @@ import pytest
 
 from conversations import intents
 from conversations.facts import (ServiceFact, asks_duration, format_money, match_services, named_services,
-                                 row_the_knowledge_names)
+                                 row_by_meaning, row_the_knowledge_names, services_asked)
+from knowledge import embeddings
 from knowledge.models import Service
 
 
@@ -100,6 +101,43 @@ def test_a_mention_in_a_longer_message_still_finds_the_service_for_a_handoff():
     message = "I'd like to book a spa manicure for my sister on Saturday morning please"
     assert named_services(message, SALON) == []
     assert match_services(message, SALON) == ["Spa Manicure"]
+
+
+TRADES = [
+    _fact("Socket or Switch Replacement", "800", 30, "One faulty socket or switch replaced."),
+    _fact("Consumer Unit Replacement", "18000", 240,
+          "Old fuse box replaced with a modern consumer unit with circuit breakers."),
+    _fact("Instant Shower Installation", "3500", 90, "An instant shower fitted to existing wiring."),
+    _fact("Blocked Drain Clearing", "2500", 60, "Sink or shower drain unblocked."),
+]
+
+
+def test_a_row_named_only_in_the_customers_words_is_found_by_meaning():
+    question = "How much to change an old fuse board?"
+    assert match_services(question, TRADES) == []  # no name word in common
+    assert row_by_meaning(question, TRADES) == ["Consumer Unit Replacement"]
+    assert services_asked(question, TRADES) == ["Consumer Unit Replacement"]
+
+
+@pytest.mark.parametrize("question", ["How much is ceramic coating?", "How much is it?", "What are your prices?"])
+def test_meaning_names_no_row_for_something_not_offered_nothing_named_or_the_whole_list(question):
+    assert row_by_meaning(question, TRADES) == []
+
+
+def test_a_row_sharing_a_word_with_the_question_is_left_to_the_words(monkeypatch):
+    def unused(*args, **kwargs):
+        raise AssertionError("meaning is not consulted when a row shares a name word")
+
+    monkeypatch.setattr(embeddings, "embed_query", unused)
+    assert services_asked("How much is a gel manicure?", SALON) == []  # "Spa Manicure" is not a gel one
+
+
+def test_no_row_by_meaning_when_the_embedder_is_down(monkeypatch):
+    def down(*args, **kwargs):
+        raise embeddings.EmbeddingError("model unavailable", retryable=True)
+
+    monkeypatch.setattr(embeddings, "embed_query", down)
+    assert row_by_meaning("How much to change an old fuse board?", TRADES) == []
 
 
 def _ask_as(chat, monkeypatch, intent: str, message: str, **fields):
