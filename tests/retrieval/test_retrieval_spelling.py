@@ -19,6 +19,25 @@ def test_a_word_the_knowledge_never_uses_gets_the_one_it_does(kb):
     assert corrections(["parking", "ther", "sauna", "course"]) == []
 
 
+def test_a_word_written_without_the_knowledges_hyphen_or_with_one_gets_the_knowledges_form(kb):
+    kb(key="lounge", title="Waiting lounge", body="Free Wi-Fi and phone charging in the lounge; we accept M-Pesa.")
+    kb(key="pickup", title="Collection", body="Pickup is free within town.")
+    assert corrections(["wifi", "mpesa"]) == ["wi-fi", "m-pesa"]
+    assert corrections(["pick-up"]) == ["pickup"]
+    assert corrections(["wi-fi", "lounge", "ok-ok"]) == []  # the knowledge's own form, or a form it never uses
+
+
+def test_a_question_without_the_hyphen_finds_the_snippet_with_it(kb, mode):
+    mode("hybrid")
+    kb(**PARKING)
+    kb(**FEES)
+    kb(key="lounge", title="Waiting lounge", body="While you wait, sit in our shaded lounge with a TV, free Wi-Fi "
+                                                  "and phone charging points.")
+    result = fetch_snippets("other", query="Is there wifi while I wait?", channel="chat")
+    assert result.debug["query"]["spelling"] == ["wi-fi"]
+    assert result.snippets[0].key == "lounge"
+
+
 def test_the_vocabulary_follows_the_knowledge_as_it_changes(kb):
     kb(**PARKING)
     assert corrections(["saunna"]) == []
@@ -56,7 +75,7 @@ def test_the_process_keeps_a_bounded_number_of_vocabularies(kb, monkeypatch):
 
     kb(**PARKING)
     monkeypatch.setattr(spelling, "_vocabularies", spelling.OrderedDict(
-        (f"other_{n}", ((0, None), {}, frozenset())) for n in range(spelling.CACHED_TENANTS)))
+        (f"other_{n}", ((0, None), {}, frozenset(), {})) for n in range(spelling.CACHED_TENANTS)))
     assert corrections(["parkin"]) == ["parking"]
     assert len(spelling._vocabularies) == spelling.CACHED_TENANTS
     assert "other_0" not in spelling._vocabularies  # the least recently asked one went
