@@ -157,7 +157,7 @@ _ANSWER_EXAMPLE = {
 }
 _REFUSAL_EXAMPLE = {
     "session_id": "s_3kQ9x1vXbZ0aPq7LmN2rT4uW", "turn_id": "t_p0Lk2s8Wq1Za", "intent": "other",
-    "answer": "I'm sorry, I don't have an answer to that yet. Please call or message reception and they will "
+    "answer": "I'm sorry, I don't have an answer to that yet. Please call or message us and the team will "
               "help you.",
     "citations": [], "refusal_reason": "no_relevant_context",
     "meta": {"mode": "hybrid", "provider": "none", "model": "", "latency_ms": 41, "retrieved_count": 0,

@@ -137,11 +137,15 @@ class DayHours:
         else:
             body = (f"tuko wazi {format_ranges(self.ranges)}" if language == "sw"
                     else f"open {format_ranges(self.ranges)}")
-        note = f" ({self.note})" if self.note else ""
+        last = ""
         if self.past:
             last = ", ya mwisho iliyoandikwa" if language == "sw" else ", the last one on record"
-            return f"{when}{note}{last}: {body}."
-        return f"{when}{note}: {body}."
+        if self.closed and language != "sw" and re.search(r"\bclosed\b", self.note, re.I):
+            # "Closed all day for annual staff training" says it all: not "(...closed...): closed all day".
+            return f"{when}{last}: {self.note.rstrip('.')}."
+        # The owner's note in brackets, unless it has its own ("Jamhuri Day (public holiday hours)").
+        note = (f", {self.note}" if "(" in self.note else f" ({self.note})") if self.note else ""
+        return f"{when}{note}{last}: {body}."
 
     def to_dict(self) -> dict:
         return {"date": self.date.isoformat(), "label": self.label, "weekday": WEEKDAYS_EN[self.date.weekday()],

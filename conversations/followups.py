@@ -300,7 +300,7 @@ def narrow_facts(facts: Facts, *, message: str) -> None:
 
 _NAME_CUE = re.compile(
     r"\b(?:my name is|my name's|name is|name:|i am|i'm|im|this is|it's|its|call me|jina langu ni|jina ni|naitwa"
-    r"|mimi ni|ni mimi)\s+([a-zà-ÿ'-]+(?:\s+[a-zà-ÿ'-]+){0,2})", re.I)
+    r"|mimi ni|ni mimi|name|jina)\s+([a-zà-ÿ'-]+(?:\s+[a-zà-ÿ'-]+){0,2})", re.I)
 # How a contact is introduced ("my number is", "call me on", "namba yangu ni"): not a question of its own.
 _CONTACT_CUE = re.compile(
     r"\b(?:(?:my|our) (?:phone |mobile |cell |whatsapp )?(?:number|no|contact|phone|email|e-mail)(?: is)?"

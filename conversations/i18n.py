@@ -19,7 +19,7 @@ _PHRASES: dict[str, dict[str, str]] = {
         "hours_intro": "Our opening hours:",
         "source_language_note": "",
         "next_step": "Would you like me to check availability for you?",
-        "nothing_found": "I don't have that information yet. Please call or message reception and they will help you.",
+        "nothing_found": "I don't have that information yet. Please call or message us and the team will help you.",
     },
     "sw": {
         "found": "Hiki ndicho nilichopata:",
@@ -29,8 +29,8 @@ _PHRASES: dict[str, dict[str, str]] = {
         # Snippets are quoted as written; tell a Swahili reader why a line may be in English.
         "source_language_note": "(Maelezo yamenukuliwa kama yalivyoandikwa.)",
         "next_step": "Ungependa nikuangalie nafasi iliyo wazi?",
-        "nothing_found": ("Sina taarifa hiyo kwa sasa. Tafadhali piga simu au tuma ujumbe kwa mapokezi na "
-                          "watakusaidia."),
+        "nothing_found": ("Sina taarifa hiyo kwa sasa. Tafadhali tupigie simu au tutumie ujumbe na timu yetu "
+                          "itakusaidia."),
     },
 }
 
@@ -39,22 +39,22 @@ _PHRASES: dict[str, dict[str, str]] = {
 REFUSAL_REASONS = ("no_relevant_context", "empty_message", "cost_ceiling")
 _DEFLECTIONS: dict[str, dict[str, str]] = {
     "en": {
-        "no_relevant_context": ("I'm sorry, I don't have an answer to that yet. Please call or message reception "
-                                "and they will help you."),
+        "no_relevant_context": ("I'm sorry, I don't have an answer to that yet. Please call or message us and the "
+                                "team will help you."),
         "cost_ceiling": ("I've reached the limit of what I can answer in this conversation. Please message or "
-                         "call reception and the team will help you."),
+                         "call us and the team will help you."),
         "empty_message": "Could you tell me a little more about what you'd like to know?",
-        "default": ("I'm sorry, I can't answer that right now. Please message or call reception and the team "
-                    "will help you."),
+        "default": ("I'm sorry, I can't answer that right now. Please message or call us and the team will "
+                    "help you."),
     },
     "sw": {
-        "no_relevant_context": ("Samahani, sina jibu la swali hilo kwa sasa. Tafadhali piga simu au tuma ujumbe "
-                                "kwa mapokezi na watakusaidia."),
-        "cost_ceiling": ("Nimefika kikomo cha majibu ninayoweza kutoa katika mazungumzo haya. Tafadhali tuma "
-                         "ujumbe au piga simu kwa mapokezi na timu itakusaidia."),
+        "no_relevant_context": ("Samahani, sina jibu la swali hilo kwa sasa. Tafadhali tupigie simu au tutumie "
+                                "ujumbe na timu yetu itakusaidia."),
+        "cost_ceiling": ("Nimefika kikomo cha majibu ninayoweza kutoa katika mazungumzo haya. Tafadhali tutumie "
+                         "ujumbe au tupigie simu na timu yetu itakusaidia."),
         "empty_message": "Tafadhali niambie zaidi kuhusu unachotaka kujua.",
-        "default": ("Samahani, siwezi kujibu hilo kwa sasa. Tafadhali tuma ujumbe au piga simu kwa mapokezi na "
-                    "timu itakusaidia."),
+        "default": ("Samahani, siwezi kujibu hilo kwa sasa. Tafadhali tutumie ujumbe au tupigie simu na timu "
+                    "yetu itakusaidia."),
     },
 }
 

@@ -132,14 +132,21 @@ _SW_REQUEST = re.compile(r"\b(nataka|tunataka|naomba|tunaomba|ningependa|tungepe
 # a bridal booking"): a question about the charge.
 _PAID_FOR = re.compile(r"\b(deposit|pay|paid|fee|charge|cost|price)\b.*\b(to|for (a|an|the|my|our)( \w+)?) $")
 _EN_REQUEST = re.compile(r"\b(i|we)('d| would)? (like|love|want|wanna|wish) to\b|\bplease\b|\bkindly\b")
+# ...or asks whether it is needed ("Do I need to book?", "Is booking required?"), or names a charge or a rule after
+# it ("the booking fee", "your cancellation policy").
+_NEED_ASKED = re.compile(r"\b(do|does|did|will|would) (i|we|you|one|they) (need|have|got) to( \w+)? $"
+                         r"|\b(must|should) (i|we)( \w+)? $|\bis it (necessary|required|compulsory|a must) to $")
+_AFTER_ACTION = re.compile(r"^\s*(fees?|deposits?|charges?|penalt(y|ies)|polic(y|ies)|terms|rules|window|period"
+                           r"|(is |are )?(required|necessary|needed|compulsory|mandatory|a must))\b")
 _CLAUSE_END = re.compile(r"[,.;:?!]")
 
 
 def asks_about_action(text: str) -> bool:
     """Whether a message that names an action only supposes it ("What happens if I cancel late?", "Can I pop in
-    without booking?", "Nikighairi kesho, nitalipa?") or asks what paying for it costs ("Do I need a deposit to
-    book?"): it asks about a policy, and no hand-off is recorded for it. One plain mention ("I need to cancel",
-    "How do I book?") is a request."""
+    without booking?", "Nikighairi kesho, nitalipa?"), asks what paying for it costs ("Do I need a deposit to
+    book?", "Will I get my booking fee back?") or whether it is needed ("Do I need to book?"): it asks about a
+    policy, and no hand-off is recorded for it. One plain mention ("I need to cancel", "How do I book?") is a
+    request."""
     lowered = _lowered(text)
     if _SW_SUPPOSING.search(lowered) and not _SW_REQUEST.search(lowered):
         return True
@@ -148,7 +155,9 @@ def asks_about_action(text: str) -> bool:
         return False
     for action in actions:
         clause = _CLAUSE_END.split(lowered[:action.start()])[-1]
-        if not _SUPPOSING.search(clause) and not (_PAID_FOR.search(clause) and not _EN_REQUEST.search(clause)):
+        if _SUPPOSING.search(clause) or _NEED_ASKED.search(clause) or _AFTER_ACTION.match(lowered[action.end():]):
+            continue
+        if not (_PAID_FOR.search(clause) and not _EN_REQUEST.search(clause)):
             return False
     return True
 

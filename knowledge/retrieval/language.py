@@ -250,6 +250,10 @@ SHORTHAND = {
     "nw": "now", "gud": "good", "msg": "message", "nxt": "next", "dat": "that", "dis": "this", "der": "there",
 }
 _SHORTHAND_WORD = re.compile(r"[A-Za-z0-9']+")
+# "4" and "2" are words only before a determiner or a pronoun ("how much 4 a valet", "cn u cum 2 my house");
+# before anything else they are numbers ("4 cupcakes", "2 kg").
+_NUMBER_WORD = re.compile(r"\b(4|2)(?= +(a|an|the|my|your|ur|our|u|you|me|us|him|her|it|this|that|dis|dat)\b)",
+                          re.I)
 
 
 def expand_shorthand(text: str) -> str:
@@ -257,6 +261,7 @@ def expand_shorthand(text: str) -> str:
     from Juja"), everything else as the customer wrote it; a Swahili message as written ("u" is Swahili too)."""
     if detect_language(text).language != "en":
         return text
+    text = _NUMBER_WORD.sub(lambda match: "for" if match.group(1) == "4" else "to", text)
     return _SHORTHAND_WORD.sub(lambda match: SHORTHAND.get(match.group().lower(), match.group()), text)
 
 

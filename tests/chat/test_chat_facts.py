@@ -73,7 +73,8 @@ def test_a_closed_special_day_says_closed_in_english_and_swahili(nairobi):
     now = datetime(2026, 6, 10, 9, 0, tzinfo=dt_timezone.utc)
     day = facts_for(intent="hours", message="Are you open on 17 August?", now=now).days[0]
     assert day.closed and day.date == date(2026, 8, 17)
-    assert day.sentence() == "Monday 17 August 2026 (Closed all day for annual staff training): closed all day."
+    # the owner's note says it is closed: it is the answer, not a bracket before "closed all day"
+    assert day.sentence() == "Monday 17 August 2026: Closed all day for annual staff training."
     assert day.sentence(language="sw") == ("Jumatatu 17 Agosti 2026 (Closed all day for annual staff training): "
                                            "tumefunga siku nzima.")
 
@@ -91,7 +92,8 @@ def test_a_named_holiday_already_past_this_year_answers_with_the_last_one_on_rec
     now = datetime(2026, 9, 1, 9, 0, tzinfo=dt_timezone.utc)
     day = facts_for(intent="hours", message="Are you open on Madaraka Day?", now=now).days[0]
     assert (day.date, day.special, day.past) == (date(2026, 6, 1), True, True)
-    assert day.sentence() == ("Monday 1 June 2026 (Madaraka Day (public holiday hours)), the last one on record: "
+    # a note with brackets of its own is not bracketed again
+    assert day.sentence() == ("Monday 1 June 2026, Madaraka Day (public holiday hours), the last one on record: "
                               "open 10:00-16:00.")
     assert day.sentence(language="sw").endswith(", ya mwisho iliyoandikwa: tuko wazi 10:00-16:00.")
     # A date the customer writes out is that date, not "the last one".

@@ -179,6 +179,13 @@ def test_a_name_then_a_number_both_reach_the_hand_off(chat):
     assert HandoffRequest.objects.get().contact == "Achieng Otieno, 0722 111 222"
 
 
+def test_a_number_and_a_bare_name_cue_in_one_message_both_reach_the_hand_off(chat):
+    _, reply = ask(chat, "I'd like to book a hot stone massage on Saturday", "My number is 0722 555 123, name Peter")
+    assert reply["answer"].startswith("Thank you, Peter. I've added 0722 555 123 to your booking request")
+    assert HandoffRequest.objects.get().contact == "Peter, 0722 555 123"
+    assert followups.contact_in("What's the name of the shop?").name == ""
+
+
 def test_a_swahili_customer_is_thanked_in_swahili(chat):
     _, second = ask(chat, "Nataka kuweka miadi ya massage Jumamosi", "namba yangu ni 0712 345 678")
     assert second["answer"].startswith("Asante. Nimeongeza 0712 345 678")

@@ -54,10 +54,11 @@ def test_a_refusal_promises_no_hand_off_in_either_language(chat):
     english = chat(message="Do you sell helicopters?").json()
     swahili = chat(message="Do you sell helicopters?", language="sw").json()
     assert english["refusal_reason"] == swahili["refusal_reason"] == "no_relevant_context"
-    assert english["answer"] == ("I'm sorry, I don't have an answer to that yet. Please call or message "
-                                 "reception and they will help you.")
-    assert swahili["answer"] == ("Samahani, sina jibu la swali hilo kwa sasa. Tafadhali piga simu au tuma ujumbe "
-                                 "kwa mapokezi na watakusaidia.")
+    # "us", not "reception": a car wash or a plumber has no reception desk
+    assert english["answer"] == ("I'm sorry, I don't have an answer to that yet. Please call or message us and the "
+                                 "team will help you.")
+    assert swahili["answer"] == ("Samahani, sina jibu la swali hilo kwa sasa. Tafadhali tupigie simu au tutumie "
+                                 "ujumbe na timu yetu itakusaidia.")
     assert not HandoffRequest.objects.exists()
 
 

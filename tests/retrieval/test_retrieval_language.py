@@ -185,4 +185,8 @@ def test_english_whatsapp_shorthand_is_read_written_out_and_swahili_is_left_alon
     assert prepared.embedding_text == prepared.text and "pick" in prepared.english_words
     swahili = prepare_query("Je, u mzima? Mnafungua saa ngapi?")
     assert swahili.language.language == "sw" and swahili.text == "Je, u mzima? Mnafungua saa ngapi?"
+    # "4" and "2" are words before a determiner or pronoun, numbers before anything else
+    assert prepare_query("hw much 4 a full valet").text == "how much for a full valet"
+    assert prepare_query("cn u come 2 my house").text == "can you come to my house"
+    assert prepare_query("how much r 4 cupcakes and a 2 kg cake").text == "how much are 4 cupcakes and a 2 kg cake"
 
