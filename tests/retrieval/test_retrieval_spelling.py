@@ -1,6 +1,7 @@
 """Misspelt words are read as the knowledge spells them, from the tenant's own words, kept until it changes."""
 from __future__ import annotations
 
+import pytest
 from retrieval_kb import kb, mode  # noqa: F401 (fixtures)
 
 from knowledge.retrieval import fetch_snippets
@@ -27,17 +28,6 @@ def test_a_word_written_without_the_knowledges_hyphen_or_with_one_gets_the_knowl
     assert corrections(["wi-fi", "lounge", "ok-ok"]) == []  # the knowledge's own form, or a form it never uses
 
 
-def test_a_question_without_the_hyphen_finds_the_snippet_with_it(kb, mode):
-    mode("hybrid")
-    kb(**PARKING)
-    kb(**FEES)
-    kb(key="lounge", title="Waiting lounge", body="While you wait, sit in our shaded lounge with a TV, free Wi-Fi "
-                                                  "and phone charging points.")
-    result = fetch_snippets("other", query="Is there wifi while I wait?", channel="chat")
-    assert result.debug["query"]["spelling"] == ["wi-fi"]
-    assert result.snippets[0].key == "lounge"
-
-
 def test_the_vocabulary_follows_the_knowledge_as_it_changes(kb):
     kb(**PARKING)
     assert corrections(["saunna"]) == []
@@ -45,16 +35,26 @@ def test_the_vocabulary_follows_the_knowledge_as_it_changes(kb):
     assert corrections(["saunna"]) == ["sauna"]
 
 
-def test_a_misspelt_question_finds_the_snippet_and_says_what_it_read(kb, mode):
+LOCATION = dict(key="location", title="Where we are", body="We are on the first floor of Prestige Plaza, opposite "
+                                                            "the shop that sells phones.")
+LOUNGE = dict(key="lounge", title="Waiting lounge", body="While you wait, sit in our shaded lounge with a TV, free "
+                                                         "Wi-Fi and phone charging points.")
+
+
+@pytest.mark.parametrize("extra, question, read, found", [
+    (LOCATION, "is ther parkin near ur shop", ["parking"], "parking"),  # misspelt
+    (LOUNGE, "Is there wifi while I wait?", ["wi-fi"], "lounge"),  # without the knowledge's hyphen
+])
+def test_a_question_spelt_unlike_the_knowledge_finds_the_snippet_and_says_what_it_read(kb, mode, extra, question,
+                                                                                       read, found):
     mode("hybrid")
     kb(**PARKING)
     kb(**FEES)
-    kb(key="location", title="Where we are", body="We are on the first floor of Prestige Plaza, opposite the "
-                                                  "shop that sells phones.")
-    result = fetch_snippets("other", query="is ther parkin near ur shop", channel="chat")
-    assert result.debug["query"]["spelling"] == ["parking"]
-    assert result.query == "is ther parkin near ur shop"  # the customer's words are what the log keeps
-    assert result.refusal_reason is None and result.snippets[0].key == "parking"
+    kb(**extra)
+    result = fetch_snippets("other", query=question, channel="chat")
+    assert result.debug["query"]["spelling"] == read
+    assert result.query == question  # the customer's words are what the log keeps
+    assert result.refusal_reason is None and result.snippets[0].key == found
 
 
 def test_in_a_mixed_question_only_the_untranslated_words_are_checked(kb, mode):
