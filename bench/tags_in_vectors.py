@@ -44,7 +44,8 @@ def main() -> int:
             continue
         seed = yaml.safe_load((BUSINESSES_DIR / f"{business.family}.yaml").read_text())
         labelled = yaml.safe_load((BUSINESSES_DIR / f"{business.family}.eval.yaml").read_text())
-        snippets = [s for s in seed["snippets"] if s.get("role", "retrieved") == "retrieved" and s.get("status") != "draft"]
+        snippets = [s for s in seed["snippets"]
+                    if s.get("role", "retrieved") == "retrieved" and s.get("status") != "draft"]
         keys = [s["key"] for s in snippets]
         texts = {
             "as stored": [embedding_text(title=s["title"], body=s["body"]) for s in snippets],

@@ -3,8 +3,9 @@
 Customers type fast on phones ("instalmnts", "delivr", "trainr"). A word of the question the business's
 knowledge never uses, within a letter or two of one it does (same first letter, difflib ratio >= 0.8), is
 read with that word added: the keyword search then matches it and the question's embedding moves towards
-it. So is a word written with or without the hyphen the knowledge uses ("wifi" for "Wi-Fi", "mpesa"). The vocabulary is the words of the active snippets, built in SQL and kept per tenant until the
-knowledge changes (the count of versions and their latest update time).
+it. So is a word written with or without the hyphen the knowledge uses ("wifi" for "Wi-Fi", "mpesa"). The
+vocabulary is the words of the active snippets, built in SQL and kept per tenant until the knowledge changes
+(the count of versions and their latest update time).
 """
 from __future__ import annotations
 
