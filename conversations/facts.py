@@ -769,6 +769,11 @@ ROW_MEANING_MIN = 0.45
 ROW_MEANING_LEAD = 0.05
 
 
+def row_texts(services: list[ServiceFact]) -> list[str]:
+    """What a row is compared by when a question names it only by meaning (web processes warm these)."""
+    return [f"{s.name}. {s.description}" if s.description else s.name for s in services]
+
+
 def row_by_meaning(message: str, services: list[ServiceFact]) -> list[str]:
     """The one row a price or duration question names by meaning only, or none."""
     from knowledge.embeddings import EmbeddingError, embed_cached, embed_query
@@ -779,9 +784,8 @@ def row_by_meaning(message: str, services: list[ServiceFact]) -> list[str]:
     if not _naming_words(message) or match_services(message, services):
         return []  # nothing named, or a row shares a word: the words decide (a gel manicure is not a spa one)
     read = (english_reading(message) or message) if detect_language(message).language == "sw" else message
-    texts = [f"{s.name}. {s.description}" if s.description else s.name for s in services]
     try:
-        question, rows = embed_query(read), embed_cached(texts)
+        question, rows = embed_query(read), embed_cached(row_texts(services))
     except EmbeddingError:
         return []
     cosines = sorted(((sum(a * b for a, b in zip(question, row)), s.name) for row, s in zip(rows, services)),

@@ -44,10 +44,12 @@ def is_serving(argv: list[str] | None = None) -> bool:
 
 
 def warm() -> int:
-    """Load the models, then embed the words of every business's live snippets; returns the word count."""
+    """Load the models, then embed the words of every business's live snippets and the texts its services rows
+    are named by (facts.row_by_meaning); returns the word count."""
     from django_tenants.utils import get_public_schema_name, get_tenant_model, schema_context
 
-    from knowledge.embeddings import embed_query
+    from conversations.facts import row_texts, services_list
+    from knowledge.embeddings import embed_cached, embed_query
     from knowledge.models import Role, SnippetVersion
     from knowledge.retrieval.relevance import content_words, load_model
     from knowledge.retrieval.wordvec import word_vectors
@@ -61,6 +63,7 @@ def warm() -> int:
         words: dict[str, None] = {}
         for tenant in get_tenant_model().objects.exclude(schema_name=get_public_schema_name()):
             with schema_context(tenant.schema_name):
+                embed_cached(row_texts(services_list()))
                 for title, body in SnippetVersion.objects.filter(is_active=True, role=Role.RETRIEVED).values_list(
                         "title", "body").iterator():
                     words.update(dict.fromkeys(content_words(f"{title} {body}")))

@@ -2,6 +2,7 @@
 business's word vectors in the background."""
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
@@ -49,6 +50,19 @@ def test_warm_up_embeds_the_words_of_live_snippets(tenant):
     wordvec._cache.clear()
     assert warmup.warm() >= 6
     assert {"parking", "basement", "mirage", "tower", "guests"} <= set(wordvec._cache)
+
+
+@pytest.mark.django_db
+def test_warm_up_embeds_the_texts_services_rows_are_named_by(tenant):
+    from conversations.facts import row_texts, services_list
+    from knowledge import embeddings
+    from knowledge.models import Service
+
+    Service.objects.create(name="Consumer Unit Replacement", description="Old fuse box replaced.", price="18000")
+    embeddings._document_cache.clear()
+    warmup.warm()
+    digests = {hashlib.sha1(text.encode()).hexdigest() for text in row_texts(services_list())}
+    assert digests and digests <= set(embeddings._document_cache)
 
 
 @pytest.fixture
