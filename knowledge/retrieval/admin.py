@@ -10,7 +10,7 @@ from django.utils.html import format_html
 from knowledge.models import RetrievalSettings
 from knowledge.retrieval.config import (BOUNDS, EDITABLE_FIELDS, bounds_errors, retrieval_settings_get,
                                         retrieval_settings_update)
-from knowledge.retrieval.graduation import DEFAULT_LIMIT, DEFAULT_MAX_CHARS, graduation_reevaluate, graduation_state
+from knowledge.retrieval.graduation import graduation_reevaluate, graduation_state, kb_fits_inline
 from ratiba.admin_scoping import TenantOnlyAdmin
 
 TEST_RETRIEVAL_URL = "/admin/knowledge/test-retrieval/"
@@ -35,20 +35,6 @@ class RetrievalSettingsForm(forms.ModelForm):
             if name in self.fields:
                 self.add_error(name, message)
         return cleaned
-
-
-def _kb_fits_inline() -> bool:
-    """Whether an `other` turn (every category) on any channel would fit the default inline caps."""
-    from knowledge.retrieval import candidates as sql
-    from knowledge.retrieval.config import tenant_today
-    from knowledge.retrieval.filters import Filters
-
-    for channel in ("chat", "whatsapp", "email"):
-        where, params = sql.eligibility_sql(channel=channel, today=tenant_today(), filters=Filters())
-        rows, total = sql.inline_rows(where=where, params=params, limit=DEFAULT_LIMIT)
-        if total > DEFAULT_LIMIT or sum(length for _id, length in rows) > DEFAULT_MAX_CHARS:
-            return False
-    return True
 
 
 @admin.register(RetrievalSettings)
@@ -98,7 +84,7 @@ class RetrievalSettingsAdmin(TenantOnlyAdmin):
             return HttpResponseRedirect(reverse("admin:index"))
         row = retrieval_settings_get()
         before = row.current_mode
-        after = graduation_reevaluate(row, kb_fits=_kb_fits_inline())
+        after = graduation_reevaluate(row, kb_fits=kb_fits_inline())
         if after == before:
             messages.info(request, f"Retrieval mode stays {after}.")
         else:

@@ -1,8 +1,9 @@
 """Automatic graduation from inline to hybrid retrieval (docs/adr/0007-retrieval-fusion-graduation-refusal.md).
 
-Rule: a tenant in automatic mode runs inline; it graduates to hybrid when `knowledge_overflow` has
-fired at least OVERFLOW_EVENTS times within the last WINDOW_DAYS days (overflow keeps firing, not a
-one-off). The switch is sticky; the owner can pin either mode, and "re-evaluate" in the admin brings an
+Rule: a tenant in automatic mode runs inline; it graduates to hybrid on the first overflowing turn when its
+whole eligible knowledge no longer fits the default caps (every question would lose snippets), else when
+`knowledge_overflow` has fired at least OVERFLOW_EVENTS times within the last WINDOW_DAYS days (a caller's
+smaller caps, overflow that keeps firing, not a one-off). The switch is sticky; the owner can pin either mode, and "re-evaluate" in the admin brings an
 automatic tenant back to inline only when the whole eligible KB fits the caps again and nothing has
 overflowed within the window.
 """
@@ -63,16 +64,34 @@ def _switch(settings_row: RetrievalSettings, *, to: str, reason: str, overflows:
                           "needed": OVERFLOW_EVENTS, "window_days": WINDOW_DAYS})
 
 
-def graduation_check_after_overflow(settings_row: RetrievalSettings) -> bool:
-    """Called after an inline retrieval overflowed: graduate an automatic tenant if the rule holds."""
+def kb_fits_inline(*, cursor=None) -> bool:
+    """Whether an `other` turn (every category) on any channel would fit the default inline caps."""
+    from knowledge.retrieval import candidates as sql
+    from knowledge.retrieval.config import tenant_today
+    from knowledge.retrieval.filters import Filters
+
+    for channel in ("chat", "whatsapp", "email"):
+        where, params = sql.eligibility_sql(channel=channel, today=tenant_today(), filters=Filters())
+        rows, total = sql.inline_rows(where=where, params=params, limit=DEFAULT_LIMIT, cursor=cursor)
+        if total > DEFAULT_LIMIT or sum(length for _id, length in rows) > DEFAULT_MAX_CHARS:
+            return False
+    return True
+
+
+def graduation_check_after_overflow(settings_row: RetrievalSettings, *, cursor=None) -> str | None:
+    """Called after an inline retrieval overflowed: graduate an automatic tenant if the rule holds. Returns why
+    ("exceeds_caps": the knowledge itself no longer fits; "overflow_events": it kept overflowing), or None."""
     if settings_row.mode != RetrievalMode.AUTO or settings_row.current_mode == "hybrid":
-        return False
+        return None
     overflows = overflow_count()
+    if not kb_fits_inline(cursor=cursor):
+        _switch(settings_row, to="hybrid", reason="the knowledge base exceeds the inline caps", overflows=overflows)
+        return "exceeds_caps"
     if overflows < OVERFLOW_EVENTS:
-        return False
+        return None
     _switch(settings_row, to="hybrid",
             reason=f"knowledge_overflow fired {overflows} times in {WINDOW_DAYS} days", overflows=overflows)
-    return True
+    return "overflow_events"
 
 
 def graduation_reevaluate(settings_row: RetrievalSettings, *, kb_fits: bool) -> str:

@@ -201,7 +201,12 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
     result.retrieval_ms = round((perf_counter() - db_started) * 1000, 3)
     result.debug["total_ms"] = round((perf_counter() - started) * 1000, 3)
     if record and result.overflowed and settings_row.mode == "auto" and run_mode == "inline" and mode is None:
-        if graduation_check_after_overflow(settings_row):
+        graduated = graduation_check_after_overflow(settings_row)
+        if graduated == "exceeds_caps":
+            # The knowledge no longer fits: this turn too is answered from all of it, not from what was cut.
+            result = retrieve(intent=intent, query=query, channel=channel, limit=limit, max_chars=max_chars,
+                              filters=filters, session=session, k=k, mode="hybrid", record=record)
+        if graduated:
             result.debug["graduated"] = True
     return result
 

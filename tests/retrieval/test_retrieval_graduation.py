@@ -42,6 +42,21 @@ def test_an_automatic_tenant_graduates_when_overflow_keeps_firing(kb, mode):
     assert fetch_snippets("other", query="parking", channel="chat").mode == "hybrid"
 
 
+def test_a_kb_past_the_caps_graduates_on_its_first_overflow_and_that_turn_reads_all_of_it(kb, mode):
+    # The oldest snippet answers; inline (newest first, 20 snippets) would have cut it.
+    kb(key="parking", title="Parking", body="Free basement parking for guests at Mirage Tower.")
+    for n in range(21):
+        kb(key=f"treatment_{n}", title=f"Treatment {n}", body=f"Treatment number {n} uses warm oils and stones.")
+    mode("auto")
+    first = fetch_snippets("other", query="Is there parking for my car?", channel="chat")
+    assert first.mode == "hybrid" and first.debug["graduated"] is True
+    assert first.refusal_reason is None and first.snippets[0].key == "parking"
+    assert retrieval_settings_get().current_mode == "hybrid"
+    assert events("retrieval_mode_changed") == [{"from": "inline", "to": "hybrid", "overflows_in_window": 1,
+                                                 "needed": 3, "window_days": 7,
+                                                 "reason": "the knowledge base exceeds the inline caps"}]
+
+
 def test_a_kb_that_fits_never_overflows_or_graduates(kb, mode):
     kb.spa()
     mode("auto")
