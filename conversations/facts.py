@@ -165,6 +165,7 @@ class Facts:
     days: list[DayHours] = field(default_factory=list)  # days the customer asked about (or today)
     weekly: dict[str, str] = field(default_factory=dict)  # "Monday" -> "09:00-20:00" | "closed"
     named_days: bool = False  # the customer named the days (else `days` is today)
+    now: time | None = None  # the business's local time, when the customer asks whether it is open now
     answers_alone: bool = False  # these rows are the whole answer (no knowledge beside them)
     answers_part: bool = False  # they answer one part of a question that asks more (knowledge beside them)
     quoted: bool = True  # whether an answer quotes them (facts_beside_knowledge)
@@ -179,6 +180,7 @@ class Facts:
             "matched_services": self.matched_services,
             "days_asked": [day.to_dict() for day in self.days],
             "weekly_hours": self.weekly,
+            **({"now": f"{self.now:%H:%M}"} if self.now else {}),
         }
 
     def sentences(self, *, language: str = "en") -> list[tuple[str, str]]:
@@ -189,6 +191,8 @@ class Facts:
         shown = [s for s in self.services if s.name in self.matched_services] or self.services
         for service in shown:
             lines.append((SERVICES_KEY, service_sentence(service, language=language)))
+        if self.now and self.days and self.days[0].date == self.today:
+            lines.append((HOURS_KEY, now_sentence(self.days[0], self.now, language=language)))
         for day in self.days:
             lines.append((HOURS_KEY, day.sentence(language=language)))
         if self.days and not self.named_days:
@@ -200,6 +204,34 @@ class Facts:
     def is_empty(self) -> bool:
         """Nothing an answer may quote."""
         return not self.quoted or (not self.services and not self.days and not self.weekly)
+
+
+def now_sentence(day: DayHours, now: time, *, language: str = "en") -> str:
+    """Whether the business is open at `now` on `day` (today), and until when or from when."""
+    clock = f"{now:%H:%M}"
+    current = next(((opens, closes) for opens, closes in day.ranges if opens <= now < closes), None)
+    later = next((opens for opens, _closes in day.ranges if opens > now), None)
+    if language == "sw":
+        if current:
+            return f"Sasa hivi ({clock}) tuko wazi hadi {current[1]:%H:%M}."
+        if later:
+            return f"Sasa hivi ({clock}) tumefunga; tunafungua tena saa {later:%H:%M} leo."
+        return f"Sasa hivi ({clock}) tumefunga."
+    if current:
+        return f"Right now ({clock}) we are open, until {current[1]:%H:%M}."
+    if later:
+        return f"Right now ({clock}) we are closed; we open at {later:%H:%M} today."
+    return f"Right now ({clock}) we are closed."
+
+
+# "Are you open now?", "still open?", "Mko wazi sasa hivi?": the answer is about this moment, not just today.
+_NOW = re.compile(r"\b(now|right now|currently|at the moment|at this moment|still open|still working|sasa|saa hii"
+                  r"|bado mko)\b", re.I)
+
+
+def asks_now(message: str) -> bool:
+    """Whether an hours question asks about this moment."""
+    return bool(_NOW.search(message or ""))
 
 
 def weekly_sentences(weekly: dict[str, str], *, language: str = "en") -> list[str]:
@@ -409,7 +441,8 @@ def _normalize(text: str) -> str:
     """Lower case, thousands separators dropped ("10,000" -> "10000"), numbers split from units ("5kva")."""
     text = (text or "").lower().replace("’", "'")
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
-    text = re.sub(r"(?<=\d)(?=[a-z])|(?<=[a-z])(?=\d)", " ", text)
+    # A one-letter code stays whole ("A3" paper, "C1" licence, "B22" bulb): its number is no quantity.
+    text = re.sub(r"(?<=\d)(?=[a-z])|(?<=[a-z])(?=\d)(?<!\b[a-z])", " ", text)
     return text
 
 
@@ -451,8 +484,18 @@ def _same_word(question_word: str, word: str) -> bool:
         return True
     if len(shorter) >= 4 and len(common := stem(word)) >= 4 and stem(question_word) == common:
         return True
+    if len(shorter) >= 5 and len(base := _verb_base(word)) >= 4 and _verb_base(question_word) == base:
+        return True  # "laminate" ~ "lamination", "vaccinate" ~ "vaccination"
     return (len(shorter) >= 4 and len(longer) >= 5 and question_word[0] == word[0]
             and difflib.SequenceMatcher(None, question_word, word).ratio() >= 0.8)
+
+
+def _verb_base(word: str) -> str:
+    """A word without its -ation / -ate ending ("lamination", "laminate" -> "lamin")."""
+    for ending in ("ation", "ate"):
+        if word.endswith(ending):
+            return word[:-len(ending)]
+    return word
 
 
 def _ranges(text: str) -> list[tuple[int, int]]:
@@ -853,6 +896,8 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_n
         facts.weekly = {WEEKDAYS_EN[day]: format_ranges(ranges) if ranges else "closed"
                         for day, ranges in schedule.items()}
         facts.named_days = bool(named)
+        if asks_now(message) and asked[0][0] == today:
+            facts.now = (now or timezone.now()).astimezone(zone).time().replace(second=0, microsecond=0)
         facts.answers_part = bool(named) and asks_more_than_facts(message, intent=intent, today=today)
         facts.answers_alone = not facts.answers_part and (bool(named) or not _hours_topic(message, asked))
     return facts

@@ -59,6 +59,29 @@ def test_todays_hours_use_the_tenants_time_zone(nairobi):
     assert result.weekly["Sunday"] == "10:00-17:00"
 
 
+@pytest.mark.parametrize("utc, message, language, expected", [
+    ((6, 13, 3, 37), "Are you open now?", "en", "Right now (06:37) we are closed; we open at 09:00 today."),
+    ((6, 13, 8, 15), "are u still open", "en", "Right now (11:15) we are open, until 19:00."),
+    ((6, 13, 17, 5), "Are you open right now?", "en", "Right now (20:05) we are closed."),
+    ((6, 13, 3, 37), "Mko wazi sasa hivi?", "sw", "Sasa hivi (06:37) tumefunga; tunafungua tena saa 09:00 leo."),
+])
+def test_open_now_answers_for_this_moment_in_the_business_time_zone(nairobi, utc, message, language, expected):
+    seed_facts()
+    now = datetime(2026, *utc, tzinfo=dt_timezone.utc)
+    result = facts_for(intent="hours", message=message, now=now)
+    lines = [line for _key, line in result.sentences(language=language)]
+    assert lines[0] == expected  # the moment first, then today's hours and the week
+    assert result.to_dict()["now"] == expected.split("(")[1][:5]
+
+
+def test_a_question_about_today_is_not_about_this_moment(nairobi):
+    seed_facts()
+    result = facts_for(intent="hours", message="What time do you close today?",
+                       now=datetime(2026, 6, 13, 8, 15, tzinfo=dt_timezone.utc))
+    assert result.now is None and "now" not in result.to_dict()
+    assert not result.sentences()[0][1].startswith("Right now")
+
+
 def test_a_named_holiday_resolves_to_its_special_hours(nairobi):
     seed_facts()
     now = datetime(2026, 6, 10, 9, 0, tzinfo=dt_timezone.utc)

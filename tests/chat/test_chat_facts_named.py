@@ -47,6 +47,10 @@ SALON = [
     _fact("Changeover Switch Installation", "4500", 120, "A changeover switch fitted; switch charged separately."),
     _fact("Security Light Installation", "1800", 60),
     _fact("Electrical Inspection & Test Certificate", "6500", 120, "Full inspection and testing of an installation."),
+    _fact("Lamination A4", "50", 5),
+    _fact("Lamination A3", "100", 5),
+    _fact("Spiral Binding (up to 100 pages)", "150", 15),
+    _fact("KRA PIN Registration", "300", 20),
 ]
 
 
@@ -59,6 +63,8 @@ SALON = [
     ("How much does it cost to spay a 30 kg dog?", ["Spay (Dog over 20 kg)"]),
     ("How much is wash and fold per kilo?", ["Wash & Fold (per kg)"]),  # the plain one, units folded
     ("How much is the 5kva inverter?", ["Hybrid Inverter 5 kVA"]),
+    ("cost to laminate an A3 poster", ["Lamination A3"]),  # a verb of the noun; a paper size, no quantity
+    ("How long does a KRA PIN registration take?", ["KRA PIN Registration"]),
     ("How much are your inverters?", ["Hybrid Inverter 3 kVA", "Hybrid Inverter 5 kVA"]),
     ("Bei ya screen protector ni ngapi?", ["Tempered Glass Screen Protector", "Privacy Screen Protector"]),
     # Swahili numbers read as figures, inside the owner's ranges
