@@ -376,6 +376,21 @@ _ACK = {
 }
 
 
+def only_contact(message: str) -> bool:
+    """Whether a message gives a phone or e-mail (and perhaps a name) and asks nothing else."""
+    reply = contact_in(message)
+    return bool(reply.contact) and not own_words(rest_of_message(message, reply))
+
+
+def contact_unasked(message: str, *, language: str) -> str:
+    """The reply to contact details sent when no hand-off asked for them: thanks, and what can we do."""
+    reply = contact_in(message)
+    name = f", {reply.name}" if reply.name else ""
+    if language == "sw":
+        return f"Asante{name}. Ungependa tukusaidie na nini?"
+    return f"Thank you{name}. What would you like us to help you with?"
+
+
 def acknowledgement(*, kind: str, reply: ContactReply, language: str) -> str:
     """What the customer reads after giving a contact or only a name, in their language."""
     table = _ACK["sw" if language == "sw" else "en"]

@@ -205,6 +205,11 @@ def test_a_number_with_no_hand_off_waiting_is_not_taken_as_a_contact(chat):
     _, second = ask(chat, "Is there parking?", "0712 345 678")
     assert HandoffRequest.objects.count() == 0
     assert "I've added" not in second["answer"]
+    # nothing is looked up for it: the customer is asked what it is for
+    assert second["answer"] == "Thank you. What would you like us to help you with?" and not second["citations"]
+    assert second["refusal_reason"] is None
+    swahili = chat(message="namba yangu ni 0722 555 123, jina Otieno", language="sw").json()
+    assert swahili["answer"] == "Asante, Otieno. Ungependa tukusaidie na nini?"
 
 
 def test_a_hand_off_that_already_has_a_number_does_not_wait_for_one(chat):
