@@ -14,6 +14,9 @@ anything; the default), `choose` (folds 0-2) or `all`.
 - citation precision: of everything those answers cite, the share that is a relevant key (micro);
 - multi-part questions citing every labelled source: answered `multi` questions (one labelled key per
   question they ask, as a rule) whose citations include all of their relevant keys;
+- answers giving the kind of answer asked: answered English questions that ask a price, time, duration or
+  place (`answer_types`) and are answered from the knowledge with a relevant first citation, whose answer
+  holds that kind of answer (`gives_type`), e.g. an address for "where are you?";
 - facts from the right rows: `structured` questions answered from the facts with exactly the labelled
   services (`Name: KES ...` lines) or, for an hours question, from the opening hours and no service row;
 - answers quoting metadata: answers (to any question) containing a `Keywords:` authoring line;
@@ -157,6 +160,7 @@ def facts_ok(item: Asked, names: list[str]) -> bool:
 
 def score(asked: list[Asked], names: dict[str, list[str]]) -> dict:
     from conversations import i18n
+    from knowledge.retrieval.answer_types import answer_types, gives_type
 
     answerable = [a for a in asked if a.group == "answerable"]
     answered = [a for a in answerable if not a.refused]
@@ -171,6 +175,9 @@ def score(asked: list[Asked], names: dict[str, list[str]]) -> dict:
     citing_in_swahili = [a for a in citing if i18n.detect_language(answer_body(a.answer)) == "sw"]
     multi_cited = sum(1 for a in answered if len(a.cited) > 1)
     multi_part = [a for a in answered if a.kind == "multi"]
+    typed = [(a, answer_types(a.text)) for a in answered if a.language == "en" and a.cited
+             and a.cited[0] in a.relevant and not a.cited[0].startswith("facts:")]
+    typed = [(a, types) for a, types in typed if types]
     framed = [(a, framing_language(a.answer)) for a in asked if not a.refused]
     framed = [(a, language) for a, language in framed if language]
     return {
@@ -182,6 +189,10 @@ def score(asked: list[Asked], names: dict[str, list[str]]) -> dict:
         "n_multi_part": len(multi_part),
         "multi_part_every_source_cited": (sum(1 for a in multi_part if set(a.relevant) <= set(a.cited))
                                           / len(multi_part) if multi_part else None),
+        "n_typed": len(typed),
+        "typed_answer_given": (sum(1 for a, types in typed if all(gives_type(answer_body(a.answer), name)
+                                                                   for name in types)) / len(typed)
+                               if typed else None),
         "n_structured": len(structured),
         "facts_from_right_rows": (sum(1 for a in structured if facts_ok(a, names[a.business])) / len(structured)
                                   if structured else None),
@@ -230,6 +241,8 @@ ROWS = [
     ("answers citing more than one source", "answers_citing_more_than_one"),
     ("multi-part questions answered (n)", "n_multi_part"),
     ("... citing every labelled source", "multi_part_every_source_cited"),
+    ("questions asking a price, time, duration or place (n)", "n_typed"),
+    ("... answered with that kind of answer", "typed_answer_given"),
     ("facts questions (n)", "n_structured"),
     ("facts questions answered from the right rows", "facts_from_right_rows"),
     ("turns (n)", "n_turns"),
