@@ -3,9 +3,9 @@
 Rule: a tenant in automatic mode runs inline; it graduates to hybrid on the first overflowing turn when its
 whole eligible knowledge no longer fits the default caps (every question would lose snippets), else when
 `knowledge_overflow` has fired at least OVERFLOW_EVENTS times within the last WINDOW_DAYS days (a caller's
-smaller caps, overflow that keeps firing, not a one-off). The switch is sticky; the owner can pin either mode, and "re-evaluate" in the admin brings an
-automatic tenant back to inline only when the whole eligible KB fits the caps again and nothing has
-overflowed within the window.
+smaller caps, overflow that keeps firing, not a one-off). The switch is sticky; the owner can pin either
+mode, and "re-evaluate" in the admin brings an automatic tenant back to inline only when the whole eligible KB
+fits the caps again and nothing has overflowed within the window.
 """
 from __future__ import annotations
 
