@@ -6,67 +6,51 @@ import os
 import pytest
 
 from conversations.models import HandoffRequest
-from tests.support.live import CHROMIUM, CHROMIUM_ARGS, sign_in
+from tests.support.live import chromium_page, sign_in
 
 pytestmark = pytest.mark.browser
 
 SHOTS = "/tmp/shots"
 
 
+def _send(page, message: str, index: int):
+    """Send a message on the chat page and wait for the bot's answer number `index` to finish."""
+    page.fill("#chat-message", message)
+    page.click("#chat-send")
+    bot = page.locator(".msg.bot").nth(index)
+    bot.locator(".meta").wait_for()
+    return bot
+
+
 def test_an_owner_asks_a_follow_up_and_gives_a_number_for_a_booking(site):
-    from playwright.sync_api import sync_playwright
-
     os.makedirs(SHOTS, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 1100})
-            sign_in(page, url=f"{site}/chat/", username="chat-owner", password="pw-chat-12345")
+    with chromium_page(height=1100) as page:
+        sign_in(page, url=f"{site}/chat/", username="chat-owner", password="pw-chat-12345")
+        first = _send(page, "How much is the deep tissue massage?", 0)
+        assert "Deep Tissue Massage: KES 5,500" in first.locator(".answer").inner_text()
+        second = _send(page, "and the hot stone one?", 1)
+        text = second.locator(".answer").inner_text()
+        assert "Hot Stone Massage: KES 7,500, 90 minutes" in text and "Deep Tissue" not in text
+        assert "Services and prices" in second.locator(".sources").inner_text()
 
-            def send(message: str, index: int):
-                page.fill("#chat-message", message)
-                page.click("#chat-send")
-                bot = page.locator(".msg.bot").nth(index)
-                bot.locator(".meta").wait_for()
-                return bot
-
-            first = send("How much is the deep tissue massage?", 0)
-            assert "Deep Tissue Massage: KES 5,500" in first.locator(".answer").inner_text()
-            second = send("and the hot stone one?", 1)
-            text = second.locator(".answer").inner_text()
-            assert "Hot Stone Massage: KES 7,500, 90 minutes" in text and "Deep Tissue" not in text
-            assert "Services and prices" in second.locator(".sources").inner_text()
-
-            booking = send("I'd like to book a hot stone massage on Saturday", 2)
-            assert "Please share your phone number" in booking.locator(".answer").inner_text()
-            thanks = send("0712 345 678", 3)
-            assert thanks.locator(".answer").inner_text() == (
-                "Thank you. I've added 0712 345 678 to your booking request; our team will contact you shortly.")
-            assert "refused" not in (thanks.get_attribute("class") or "")
-            page.screenshot(path=f"{SHOTS}/chat_followups.png", full_page=True)
-        finally:
-            browser.close()
+        booking = _send(page, "I'd like to book a hot stone massage on Saturday", 2)
+        assert "Please share your phone number" in booking.locator(".answer").inner_text()
+        thanks = _send(page, "0712 345 678", 3)
+        assert thanks.locator(".answer").inner_text() == (
+            "Thank you. I've added 0712 345 678 to your booking request; our team will contact you shortly.")
+        assert "refused" not in (thanks.get_attribute("class") or "")
+        page.screenshot(path=f"{SHOTS}/chat_followups.png", full_page=True)
     assert list(HandoffRequest.objects.values_list("kind", "contact")) == [("booking", "0712 345 678")]
 
 
 def test_a_customer_asking_two_things_gets_an_answer_and_a_source_for_each(site):
-    from playwright.sync_api import sync_playwright
-
     os.makedirs(SHOTS, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            sign_in(page, url=f"{site}/chat/", username="chat-owner", password="pw-chat-12345")
-            page.fill("#chat-message", "Where can I leave my car, and what if I need to call off my appointment?")
-            page.click("#chat-send")
-            bot = page.locator(".msg.bot").nth(0)
-            bot.locator(".meta").wait_for()
-            answer = bot.locator(".answer").inner_text()
-            assert "basement of Mirage Tower" in answer and "free of charge" in answer
-            assert "passed your" not in answer  # asking what happens if is not asking to cancel: no hand-off
-            sources = bot.locator(".sources").inner_text()
-            assert "Parking" in sources and "Cancellation policy" in sources
-            page.screenshot(path=f"{SHOTS}/chat_two_questions.png", full_page=True)
-        finally:
-            browser.close()
+    with chromium_page() as page:
+        sign_in(page, url=f"{site}/chat/", username="chat-owner", password="pw-chat-12345")
+        bot = _send(page, "Where can I leave my car, and what if I need to call off my appointment?", 0)
+        answer = bot.locator(".answer").inner_text()
+        assert "basement of Mirage Tower" in answer and "free of charge" in answer
+        assert "passed your" not in answer  # asking what happens if is not asking to cancel: no hand-off
+        sources = bot.locator(".sources").inner_text()
+        assert "Parking" in sources and "Cancellation policy" in sources
+        page.screenshot(path=f"{SHOTS}/chat_two_questions.png", full_page=True)

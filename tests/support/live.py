@@ -35,6 +35,19 @@ def serve():
         thread.join(timeout=5)
 
 
+@contextmanager
+def chromium_page(*, width: int = 1200, height: int = 900):
+    """A page in headless Chromium (Debian's), closed with its browser afterwards."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser.new_page(viewport={"width": width, "height": height})
+        finally:
+            browser.close()
+
+
 def sign_in(page, *, url: str, username: str, password: str) -> None:
     """Open a staff page in Playwright and sign in on the admin login form it redirects to."""
     page.set_default_timeout(20_000)
