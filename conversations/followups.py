@@ -376,15 +376,12 @@ _ACK = {
 }
 
 
-def only_contact(message: str) -> bool:
-    """Whether a message gives a phone or e-mail (and perhaps a name) and asks nothing else."""
+def unasked_contact_reply(message: str, *, language: str) -> str | None:
+    """For a message that only gives a phone or e-mail (and perhaps a name) when no hand-off asked for one: the
+    thanks and a question about what it is for; None for any other message."""
     reply = contact_in(message)
-    return bool(reply.contact) and not own_words(rest_of_message(message, reply))
-
-
-def contact_unasked(message: str, *, language: str) -> str:
-    """The reply to contact details sent when no hand-off asked for them: thanks, and what can we do."""
-    reply = contact_in(message)
+    if not reply.contact or own_words(rest_of_message(message, reply)):
+        return None
     name = f", {reply.name}" if reply.name else ""
     if language == "sw":
         return f"Asante{name}. Ungependa tukusaidie na nini?"

@@ -327,12 +327,13 @@ def _plan_message(inp: TurnInput, *, started: float, session: Session) -> _Plan:
         return _Plan(started=started, session=session, message=inp.message, channel=session.channel,
                      language=language, trivial=False, context=context, capture=capture, fixed_answer="",
                      intent=intents.IntentResult(intent=capture.handoff.kind, confidence=1.0, source="context"))
-    if capture is None and not trivial and followups.only_contact(inp.message):
+    unasked = None if capture is not None or trivial else followups.unasked_contact_reply(inp.message,
+                                                                                         language=language)
+    if unasked is not None:
         # A number sent with no hand-off waiting for it: nothing to look up (a search would quote whatever
         # mentions "number"); thank them and ask what it is for.
         return _Plan(started=started, session=session, message=inp.message, channel=session.channel,
-                     language=language, trivial=False, context=context,
-                     fixed_answer=followups.contact_unasked(inp.message, language=language),
+                     language=language, trivial=False, context=context, fixed_answer=unasked,
                      intent=intents.IntentResult(intent="other", confidence=1.0, source="rules"))
     reading = (followups.Reading(text=question) if trivial
                else followups.read_with_topic(message=question, context=context))

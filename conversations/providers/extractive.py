@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from conversations.i18n import detect_language, phrase
@@ -139,6 +139,11 @@ def matched_terms(question: set[str], terms: set[str]) -> frozenset[str]:
 def _part_terms(part: set[str], weights: dict[str, float]) -> set[str]:
     """A part's own terms as matched against the whole question ("cancel" ~ "cancellation")."""
     return {q for q in weights if any(terms_match(q, t) or q == t for t in part)}
+
+
+def _closest_ref(sources: Iterable[Source], piece: str) -> int:
+    """The source retrieval measured closest to one question of the message (the earlier one on a tie)."""
+    return max(sources, key=lambda source: (source.part_similarities.get(piece, float("-inf")), -source.ref)).ref
 
 
 def question_parts(question: str) -> list[set[str]]:
@@ -289,8 +294,8 @@ class ExtractiveProvider(Provider):
             return _reading_order
         lead = min(quoted)
         measured = [source for source in prompt.sources if source.part_similarities]
-        closest = {piece: max(measured, key=lambda source: (source.part_similarities.get(piece, -1.0), -source.ref)).ref
-                   for piece in pieces if any(piece in source.part_similarities for source in measured)}
+        closest = {piece: _closest_ref(measured, piece) for piece in pieces
+                   if any(piece in source.part_similarities for source in measured)}
         part_terms = [_part_terms(content_terms(piece), weights) for piece in pieces]
         asked: dict[int, int] = {}
         for ref, source in quoted.items():
@@ -362,7 +367,7 @@ class ExtractiveProvider(Provider):
             if piece == lead_piece or len(extra) >= room:
                 continue
             similarity = {ref: source.part_similarities.get(piece, 0.0) for ref, source in sources.items()}
-            best_ref = max(similarity, key=lambda ref: (similarity[ref], -ref))
+            best_ref = _closest_ref(sources.values(), piece)
             if any(similarity.get(ref, 0.0) >= similarity[best_ref] - PART_MARGIN for ref in used):
                 continue
             terms = _part_terms(content_terms(piece), weights)

@@ -103,7 +103,11 @@ def meaning(candidate: Candidate) -> tuple[float | None, float | None]:
 
 
 def _blended(candidate: Candidate, title_weight: float) -> float:
-    similarity, title = meaning(candidate)
+    return blend(*meaning(candidate), title_weight)
+
+
+def blend(similarity: float | None, title: float | None, title_weight: float) -> float:
+    """The whole-snippet and title cosines as ranking weighs them (the whole alone when there is no title)."""
     if title is None:
         return similarity or 0.0
     return (1 - title_weight) * (similarity or 0.0) + title_weight * title

@@ -13,7 +13,7 @@ from knowledge.retrieval.answer_types import answer_types, question_pieces
 from knowledge.retrieval.candidates import Candidate, QueryText
 from knowledge.retrieval.config import effective_mode, retrieval_settings_get, tenant_today, token_budget
 from knowledge.retrieval.filters import Filters, filters_clean
-from knowledge.retrieval.fusion import TRUNCATE_TOP, Weights, apply_threshold, fuse, pack, rank
+from knowledge.retrieval.fusion import TRUNCATE_TOP, Weights, apply_threshold, blend, fuse, pack, rank
 from knowledge.retrieval.graduation import graduation_check_after_overflow
 from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, english_reading, expand_shorthand,
                                          expand_swahili, is_swahili_text, tokens)
@@ -280,8 +280,7 @@ def add_parts(candidates: list[Candidate], *, prepared: PreparedQuery, title_wei
     by_piece: dict[str, dict[int, float]] = {}
     for piece, vector in zip(pieces, vectors, strict=True):
         found = sql.native_similarities(ids=ids, vector=vector, cursor=cursor)
-        blended = {row_id: (1 - title_weight) * whole + title_weight * (whole if title is None else title)
-                   for row_id, (whole, title) in found.items()}
+        blended = {row_id: blend(whole, title, title_weight) for row_id, (whole, title) in found.items()}
         if blended and max(blended.values()) >= threshold:
             by_piece[piece] = blended
     if len(by_piece) < 2:

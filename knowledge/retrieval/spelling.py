@@ -36,13 +36,10 @@ def corrections(words: list[str], *, cursor=None) -> list[str]:
     by_letter, known, hyphenated = _vocabulary(cursor)
     found: list[str] = []
     for word in wanted:
-        # One word written with or without its hyphen ("wifi" / "Wi-Fi", "pick-up" / "pickup", "mpesa" /
-        # "M-Pesa"): the knowledge's form is added, so the searches and the embedding meet it.
-        joined = word.replace("-", "")
-        spelled = hyphenated.get(joined) if joined not in known else (joined if "-" in word else None)
-        if spelled is not None:
-            if spelled != word and spelled not in found:
-                found.append(spelled)
+        form = _hyphen_form(word, known, hyphenated)
+        if form is not None:
+            if form not in found:
+                found.append(form)
             continue
         if word in known or "-" in word:
             continue
@@ -52,6 +49,14 @@ def corrections(words: list[str], *, cursor=None) -> list[str]:
         if best and best[0] not in found:
             found.append(best[0])
     return found
+
+
+def _hyphen_form(word: str, known: frozenset[str], hyphenated: dict[str, str]) -> str | None:
+    """The knowledge's way of writing a word it uses with or without a hyphen, when the question's differs
+    ("wifi" -> "wi-fi", "mpesa" -> "m-pesa", "pick-up" -> "pickup"), so the searches and the embedding meet it."""
+    joined = word.replace("-", "")
+    form = joined if joined in known else hyphenated.get(joined)
+    return form if form is not None and form != word else None
 
 
 def _vocabulary(cursor) -> tuple[dict[str, list[str]], frozenset[str], dict[str, str]]:
