@@ -472,9 +472,10 @@ def _words(text: str, *, keep: frozenset[str] | None = None) -> list[str]:
 
 
 def _same_word(question_word: str, word: str) -> bool:
-    """Equal, a prefix of 4+ letters ("mani" ~ manicure, "leaking" ~ leak), one stem of 4+ letters
-    ("install" ~ installation, "consult" ~ consultation) or a close typo ("tisue") that keeps the first letter
-    (one letter off a five-letter word is as often another word: "night" is not a typo of "light")."""
+    """Equal, a prefix of 4+ letters ("mani" ~ manicure, "leaking" ~ leak), a three-letter verb's -ing or -ed
+    form ("hem" ~ hemming), one stem of 4+ letters ("install" ~ installation, "consult" ~ consultation) or a
+    close typo ("tisue") that keeps the first letter (one letter off a five-letter word is as often another
+    word: "night" is not a typo of "light")."""
     if question_word == word:
         return True
     if question_word.isdigit() or word.isdigit():
@@ -482,12 +483,19 @@ def _same_word(question_word: str, word: str) -> bool:
     shorter, longer = sorted((question_word, word), key=len)
     if len(shorter) >= 4 and longer.startswith(shorter) and len(longer) - len(shorter) <= 4:
         return True
+    if len(shorter) == 3 and longer in _inflections(shorter):
+        return True  # "hem" ~ "hemming", "sew" ~ "sewing", "dye" ~ "dyed"
     if len(shorter) >= 4 and len(common := stem(word)) >= 4 and stem(question_word) == common:
         return True
     if len(shorter) >= 5 and len(base := _verb_base(word)) >= 4 and _verb_base(question_word) == base:
         return True  # "laminate" ~ "lamination", "vaccinate" ~ "vaccination"
     return (len(shorter) >= 4 and len(longer) >= 5 and question_word[0] == word[0]
             and difflib.SequenceMatcher(None, question_word, word).ratio() >= 0.8)
+
+
+def _inflections(word: str) -> tuple[str, ...]:
+    """A short verb's -ing and -ed forms, with the doubled last letter ("hem" -> "hemming", "hemmed")."""
+    return tuple(f"{word}{double}{ending}" for double in ("", word[-1]) for ending in ("ing", "ed"))
 
 
 def _verb_base(word: str) -> str:
@@ -560,6 +568,11 @@ class _Candidate:
     exact: int  # question words the name uses exactly ("ironing" for "Ironing Only", not "Iron")
     name_words: frozenset[str]
 
+    @property
+    def accounts(self) -> frozenset[int]:
+        """The question words the name or the description accounts for."""
+        return self.by_name | self.by_description
+
 
 def _candidates(groups: list[tuple[str, ...]], services: list[ServiceFact]) -> list[_Candidate]:
     names = {s.name: [w for w in _words(s.name) if w not in _GENERIC_TOKENS] for s in services}
@@ -630,6 +643,8 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool) -> li
         for other in candidates:
             if other.by_name > c.by_name:
                 return True
+            if not c.by_name > other.by_name and other.accounts > c.accounts:
+                return True  # "sew on buttons": Button Replacement ("Sew on up to 4 buttons") over Curtain Sewing
             if other.by_name != c.by_name:
                 continue
             if other.by_description > c.by_description:
@@ -653,7 +668,7 @@ def _about_rows(winners: list[_Candidate], groups: int) -> bool:
     """Whether a question is about these rows: together they account for most of its words, and one of them
     for half on its own. "Can you install a charger for an electric car?" shares one word each with three
     rows ("Installation", "Electrical") and is about none of them."""
-    accounts = [c.by_name | c.by_description for c in winners]
+    accounts = [c.accounts for c in winners]
     accounted = set().union(*accounts) if accounts else set()
     return len(accounted) * 2 > groups and max((len(a) for a in accounts), default=0) * 2 >= groups
 

@@ -247,13 +247,22 @@ SHORTHAND = {
     "kk": "ok", "okay": "ok", "okey": "ok", "sato": "saturday", "asnt": "asante", "asnte": "asante",
     "frm": "from", "wrk": "work", "pik": "pick", "tym": "time", "tyms": "times", "ppl": "people", "pple": "people",
     "abt": "about", "wk": "week", "wks": "weeks", "nd": "and", "wid": "with", "wit": "with", "bt": "but",
-    "nw": "now", "gud": "good", "msg": "message", "nxt": "next", "dat": "that", "dis": "this", "der": "there",
+    "nw": "now", "rn": "right now", "mch": "much", "muc": "much", "coz": "because", "cuz": "because",
+    "bcoz": "because", "tonite": "tonight", "2nite": "tonight", "gud": "good", "msg": "message", "nxt": "next", "dat": "that", "dis": "this", "der": "there",
 }
 _SHORTHAND_WORD = re.compile(r"[A-Za-z0-9']+")
-# "4" and "2" are words only before a determiner or a pronoun ("how much 4 a valet", "cn u cum 2 my house");
-# before anything else they are numbers ("4 cupcakes", "2 kg").
-_NUMBER_WORD = re.compile(r"\b(4|2)(?= +(a|an|the|my|your|ur|our|u|you|me|us|him|her|it|this|that|dis|dat)\b)",
-                          re.I)
+# "4" and "2" are words before a determiner or a pronoun ("how much 4 a valet", "cn u cum 2 my house") and right
+# after "how much" ("hw much 4 zip", "how mch 2 hem jeans") unless a unit follows; elsewhere they are numbers
+# ("4 cupcakes", "2 kg").
+_NUMBER_WORD = re.compile(r"\b(?P<word>4|2)(?= +(a|an|the|my|your|ur|our|u|you|me|us|him|her|it|this|that|dis|dat)\b)"
+                          r"|\b(?P<lead>(how|hw) (much|mch|muc) )(?P<after>4|2)\b(?! *(kg|kgs|g|l|litres?|liters?|m|"
+                          r"metres?|meters?|pcs|pieces?|units?|hours?|hrs?|days?|people|persons?|x)\b)", re.I)
+
+
+def _number_word(match: re.Match) -> str:
+    number = match.group("word") or match.group("after")
+    return (match.group("lead") or "") + ("for" if number == "4" else "to")
+
 
 
 def expand_shorthand(text: str) -> str:
@@ -261,7 +270,7 @@ def expand_shorthand(text: str) -> str:
     from Juja"), everything else as the customer wrote it; a Swahili message as written ("u" is Swahili too)."""
     if detect_language(text).language != "en":
         return text
-    text = _NUMBER_WORD.sub(lambda match: "for" if match.group(1) == "4" else "to", text)
+    text = _NUMBER_WORD.sub(_number_word, text)
     return _SHORTHAND_WORD.sub(lambda match: SHORTHAND.get(match.group().lower(), match.group()), text)
 
 

@@ -17,7 +17,7 @@ from knowledge.retrieval.fusion import TRUNCATE_TOP, Weights, apply_threshold, b
 from knowledge.retrieval.graduation import graduation_check_after_overflow
 from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, english_reading, expand_shorthand,
                                          expand_swahili, is_swahili_text, tokens)
-from knowledge.retrieval.relevance import decide
+from knowledge.retrieval.relevance import decide, salient_words
 from knowledge.retrieval.rewrite import query_rewrite
 from knowledge.retrieval.spelling import corrections
 from knowledge.retrieval.trivial import is_trivial
@@ -54,6 +54,19 @@ def _or_text(words: list[str]) -> str:
     return " or ".join(unique)
 
 
+# A question that names nothing but a place ("Where are you located?", "Mko wapi?") asks where the business is.
+# Alone it is a few words the encoder places near nothing (cosine about 0.2 to an owner's "Where to find us"), so
+# it is embedded with the words a place answer is written in.
+_PLACE_READING = "location address directions"
+
+
+def _type_only_reading(text: str, embedding_text: str, english_words: list[str]) -> str:
+    """The embedded text of a question asking only for the business's place, read with the place words."""
+    if salient_words(english_words) or "place" not in answer_types(text):
+        return embedding_text
+    return f"{embedding_text} {_PLACE_READING}"
+
+
 def prepare_query(text: str) -> PreparedQuery:
     """Detect the language, expand Swahili with the glossary (and the hosted LLM when configured)."""
     # NUL bytes cannot reach Postgres text parameters; other control characters carry no meaning.
@@ -77,12 +90,14 @@ def prepare_query(text: str) -> PreparedQuery:
             added = [word for word in english_words if word not in words]
             embedding_text = " ".join([text, *added])
         # Words the glossary does not know stay: an answer must speak to them too.
+        english_words = [*english_words, *expansion.unknown]
         return PreparedQuery(text=text, language=language, expansion=expansion, rewrite=rewrite, query=query,
-                             embedding_text=embedding_text, english_words=[*english_words, *expansion.unknown])
+                             embedding_text=_type_only_reading(text, embedding_text, english_words),
+                             english_words=english_words)
     query = QueryText(or_text=_or_text([*words, *_swahili_equivalents(words)]), and_text=" ".join(words),
                       content_text=text)
     return PreparedQuery(text=text, language=language, expansion=None, rewrite=None, query=query,
-                         embedding_text=text, english_words=words)
+                         embedding_text=_type_only_reading(text, text, words), english_words=words)
 
 
 def with_spelling(prepared: PreparedQuery, *, cursor=None) -> PreparedQuery:

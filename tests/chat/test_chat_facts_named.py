@@ -51,6 +51,9 @@ SALON = [
     _fact("Lamination A3", "100", 5),
     _fact("Spiral Binding (up to 100 pages)", "150", 15),
     _fact("KRA PIN Registration", "300", 20),
+    _fact("Trouser Hemming", "300", 30),
+    _fact("Curtain Sewing (per panel)", "600", None),
+    _fact("Button Replacement", "100", 15, "Sew on up to 4 buttons; buttons included."),
 ]
 
 
@@ -81,6 +84,11 @@ SALON = [
     # a comparison names both rows; "difference" and "between" name neither
     ("What's the price difference between wash and iron and wash and fold?",
      ["Wash & Fold (per kg)", "Wash & Iron (per kg)"]),
+    # a three-letter verb names its -ing row ("hem" ~ Hemming, "sew" ~ Sewing)
+    ("How much to hem trousers?", ["Trouser Hemming"]),
+    ("How much to sew curtains?", ["Curtain Sewing (per panel)"]),
+    # the row whose name and description account for every word another accounts for, and more, wins
+    ("how much to sew on buttons", ["Button Replacement"]),
 ])
 def test_a_named_service_is_found_in_any_form(question, expected):
     assert named_services(question, SALON) == expected

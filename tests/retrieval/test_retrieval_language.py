@@ -189,4 +189,19 @@ def test_english_whatsapp_shorthand_is_read_written_out_and_swahili_is_left_alon
     assert prepare_query("hw much 4 a full valet").text == "how much for a full valet"
     assert prepare_query("cn u come 2 my house").text == "can you come to my house"
     assert prepare_query("how much r 4 cupcakes and a 2 kg cake").text == "how much are 4 cupcakes and a 2 kg cake"
+    # ...and right after "how much" unless a unit follows
+    assert prepare_query("hw much 4 zip").text == "how much for zip"
+    assert prepare_query("how much 2 hem jeans").text == "how much to hem jeans"
+    assert prepare_query("how much 2 kg of flour").text == "how much 2 kg of flour"
+    assert prepare_query("r u open rn").text == "are you open right now"
+
+
+def test_a_question_asking_only_where_the_business_is_is_embedded_with_the_place_words():
+    from knowledge.retrieval.pipeline import _PLACE_READING, prepare_query
+
+    for question in ("Where are you located?", "wer r u located", "Mko wapi?"):
+        assert prepare_query(question).embedding_text.endswith(_PLACE_READING), question
+    # a place question about something is embedded as asked
+    assert prepare_query("Where can I park?").embedding_text == "Where can I park?"
+    assert prepare_query("Do you have parking?").embedding_text == "Do you have parking?"
 
