@@ -895,7 +895,10 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_n
         listing = bool(facts.services) and not facts.matched_services
         # The rows are the whole answer to what a named service costs or how long it takes, and to a
         # request for the menu; "do you sell power banks?" may be better answered by the knowledge.
-        asks_fact = (bool(facts.matched_services) and (asks_price(message) or asks_duration(message))
+        # A duration question about rows the owner gave no duration (made-to-measure suits, products) is for
+        # the knowledge to answer ("suits take 2 to 3 weeks"): their prices are no answer to it.
+        timed = any(s.duration_minutes for s in services if s.name in facts.matched_services)
+        asks_fact = (bool(facts.matched_services) and (asks_price(message) or asks_duration(message) and timed)
                      and not asks_a_policy_charge(message, facts.matched_services))
         facts.answers_part = asks_fact and asks_more_than_facts(message, intent=intent, today=today,
                                                                 services=services)

@@ -290,3 +290,23 @@ def test_an_hours_question_about_a_topic_is_answered_by_the_knowledge_not_todays
 ])
 def test_how_often_or_how_long_something_lasts_is_not_a_duration_question(message, expected):
     assert asks_duration(message) is expected
+
+
+def test_a_duration_question_about_a_row_without_a_duration_is_answered_by_the_knowledge(chat, monkeypatch):
+    from datetime import date
+
+    from knowledge.services import snippet_version_create, snippet_versions_embed
+
+    Service.objects.create(name="Bespoke Suit", duration_minutes=None, price=Decimal("18000"), currency="KES",
+                           position=10)
+    version = snippet_version_create(key="suit_times", title="How long a bespoke suit takes", category="service",
+                                     role="retrieved", status="canonical", last_reviewed_at=date(2026, 5, 1),
+                                     body="A bespoke suit takes 2 to 3 weeks, including two fittings.",
+                                     enforce_release_gate=False, queue_embedding=False)
+    snippet_versions_embed(version_ids=[version.pk])
+    body = _ask_as(chat, monkeypatch, "other", "How long does a bespoke suit take?")
+    assert [c["key"] for c in body["citations"]][0] == "suit_times"
+    assert "2 to 3 weeks" in body["answer"]
+    # its price is still the row's
+    body = _ask_as(chat, monkeypatch, "other", "How much is a bespoke suit?")
+    assert body["answer"] == "Here are the details: Bespoke Suit: KES 18,000. [1]"
