@@ -72,6 +72,15 @@ def test_open_now_answers_for_this_moment_in_the_business_time_zone(nairobi, utc
     lines = [line for _key, line in result.sentences(language=language)]
     assert lines[0] == expected  # the moment first, then today's hours and the week
     assert result.to_dict()["now"] == expected.split("(")[1][:5]
+    assert result.answers_alone  # "right now", "at the moment" are the moment, not a topic
+
+
+@pytest.mark.parametrize("message", ["Are you open at the moment?", "are you currently open",
+                                     "are you open right now"])
+def test_the_moment_asked_in_other_words_is_answered_by_the_hours_alone(nairobi, message):
+    seed_facts()
+    result = facts_for(intent="hours", message=message, now=datetime(2026, 6, 13, 8, 15, tzinfo=dt_timezone.utc))
+    assert result.answers_alone and result.sentences()[0][1] == "Right now (11:15) we are open, until 19:00."
 
 
 def test_a_question_about_today_is_not_about_this_moment(nairobi):
