@@ -12,6 +12,10 @@ least T and beats the next row by M. Over a grid of (T, M), per fold group:
   business does not offer), which must be answered from no row;
 - near misses: labelled unanswerable questions that ask a price or duration and name no row.
 Rows are read as "name. description" or as the name alone. No database is needed (the seed files' tables).
+
+With --partial the questions are those whose words name rows without accounting for the question ("What's
+the price for neutering my tomcat?" shares "neuter" with "Neuter (Cat)" but not "tomcat"): the closest of the
+rows its words name is taken at the same kind of cut.
 """
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ GRID_T = (0.4, 0.45, 0.5, 0.55)
 GRID_M = (0.0, 0.05, 0.1)
 
 
-def cases(folds: tuple[int, ...]) -> list[dict]:
+def cases(folds: tuple[int, ...], *, partial: bool = False) -> list[dict]:
     """Every price or duration question of the written businesses in these folds, as a case per table."""
     import yaml
 
@@ -51,7 +55,12 @@ def cases(folds: tuple[int, ...]) -> list[dict]:
             offered = [row for row in table if not rows or row.name not in rows]
             variants = [("labelled", table, rows), ("synthetic", offered, [])] if rows else [("near miss", table, [])]
             for kind, rows_left, gold in variants:
-                if not facts.match_services(text, rows_left):  # words name no row: where meaning would step in
+                mentioned = facts.match_services(text, rows_left)
+                if partial and mentioned and not facts.named_services(text, rows_left):
+                    # rows the words mention but do not account for the question: meaning picks among them
+                    rows_left = [row for row in rows_left if row.name in mentioned]
+                    found.append({"kind": kind, "text": text, "rows": rows_left, "gold": gold or []})
+                elif not partial and not mentioned:  # words name no row: where meaning would step in
                     found.append({"kind": kind, "text": text, "rows": rows_left, "gold": gold or []})
     return found
 
@@ -76,12 +85,18 @@ def scored(found: list[dict], *, described: bool) -> list[tuple[dict, str, float
 
 
 def main() -> int:
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--partial", action="store_true",
+                        help="questions whose words mention rows without accounting for the question")
+    parser.add_argument("--folds", choices=("choose", "report", "both"), default="both")
+    args = parser.parse_args()
     common.setup_django(default_db="bench_row_meaning", migrate=False)
     from bench.unseen_data import CHOOSE_FOLDS, REPORT_FOLDS
 
     for label, folds in (("choosing folds 0-2", CHOOSE_FOLDS), ("report folds 3-4", REPORT_FOLDS)):
-        found = cases(folds)
+        if args.folds != "both" and not label.startswith("choosing" if args.folds == "choose" else "report"):
+            continue
+        found = cases(folds, partial=args.partial)
         counts = {kind: sum(case["kind"] == kind for case in found) for kind in ("labelled", "synthetic", "near miss")}
         rows = []
         for described in (False, True):
@@ -96,7 +111,7 @@ def main() -> int:
                                  sum(c["kind"] == "synthetic" for c, _ in taken),
                                  sum(c["kind"] == "near miss" for c, _ in taken)])
         print(common.table(["row read as", "T", "M", "gained", "wrong", "synthetic answered", "near misses answered"],
-                           rows, title=f"{label}: questions naming no row by words: {counts['labelled']} labelled, "
+                           rows, title=f"{label}: questions {'mentioning rows' if args.partial else 'naming no row'} by words: {counts['labelled']} labelled, "
                                        f"{counts['synthetic']} synthetic, {counts['near miss']} near misses"))
     return 0
 
