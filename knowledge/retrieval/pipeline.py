@@ -208,7 +208,8 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
     result.relevance = round(decision.probability, 4)
     result.refusal_reason = decision.refusal_reason if not result.empty else "no_relevant_context"
     result.debug["refusal"] = {"probability": round(decision.probability, 4), "threshold": decision.threshold,
-                               "signals": decision.signals.as_dict(), "refusal_reason": result.refusal_reason}
+                               "signals": decision.signals.as_dict(), "refusal_reason": result.refusal_reason,
+                               "answered_by": decision.answered_by}
     if decision.answerability is not None:
         result.debug["refusal"]["first_probability"] = round(decision.first_probability, 4)
         result.debug["refusal"]["answerability"] = round(decision.answerability, 4)

@@ -248,6 +248,27 @@ class Decision:
     signals: Signals
     first_probability: float | None = None  # the first stage's, when the second stage decided
     answerability: float | None = None  # the cross-encoder's P(the best snippet answers), when it read one
+    answered_by: str = "model"  # or "place_title": a question asking only where the business is (below)
+
+
+# Words for the business's own premises: "Where is your shop?" asks where the business is.
+_PREMISES = frozenset(_stem(word) for word in "shop store office premises place business building outlet showroom "
+                      "workshop studio duka ofisi".split())
+
+
+def where_the_business_is(candidates: list, *, question: str, words: list[str]):
+    """The snippet an owner titled for the place ("Where to find us", "Our location", "Mahali tulipo"), among the
+    best matches by meaning, when the question asks nothing but where the business is; else None.
+
+    Such a question has no word for coverage to weigh, and the encoder places its few words near nothing
+    (cosine about 0.2 to the owner's location snippet), so the model refuses it. The owner's title says what
+    the snippet answers; a snippet that only mentions a place ("Parking: enter from Rhapta Road") does not
+    answer it.
+    """
+    if {_stem(word) for word in salient_words(words)} - _PREMISES or "place" not in answer_types(question):
+        return None
+    ranked = sorted((c for c in candidates if c.similarity is not None), key=lambda c: (-c.similarity, c.key))
+    return next((c for c in ranked[:COVER_TOP] if "place" in answer_types(c.title)), None)
 
 
 def _keyword_only(candidates: list) -> bool:
@@ -282,6 +303,10 @@ def decide(candidates: list, *, language: str, question: str = "", words: list[s
         staged = _second_stage(candidates, p, stage, read_text or question, signals)
         if staged is not None:
             return staged
+    if p < model["threshold"] and where_the_business_is(
+            candidates, question=question, words=words if words is not None else tokens(question)) is not None:
+        return Decision(probability=p, threshold=model["threshold"], refusal_reason=None, signals=signals,
+                        answered_by="place_title")
     return Decision(probability=p, threshold=model["threshold"],
                     refusal_reason=None if p >= model["threshold"] else REFUSAL_REASON, signals=signals)
 

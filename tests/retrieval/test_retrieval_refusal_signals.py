@@ -3,13 +3,14 @@ combines them, and the decision running the same in inline mode as in hybrid mod
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from retrieval_kb import Cand, kb, mode  # noqa: F401 (fixtures)
 
 from knowledge.retrieval import fetch_snippets
 from knowledge.retrieval.relevance import (WORD_COVERED, Signals, answer_types, decide, probability,
-                                           salient_words, signals_for, word_weight)
+                                           salient_words, signals_for, where_the_business_is, word_weight)
 
 TRAYS = Cand(title="How trays are packed",
              body="Every order ships in stackable 500 g trays, sealed and frozen, packed in a cool box with ice packs.")
@@ -147,3 +148,61 @@ def test_the_decision_does_not_depend_on_the_order_the_database_returns_the_pool
     forward = signals_for(field, language="sw", question="Mnaleta protein hadi Likoni?", words=words)
     backward = signals_for(field[::-1], language="sw", question="Mnaleta protein hadi Likoni?", words=words)
     assert forward == backward
+
+
+LOCATION = Cand(key="location", title="Where to find us", similarity=0.24,
+                body="We are on the first floor of Kimathi House, Room 14, Kimathi Street, opposite the Hilton.")
+PARKING = Cand(key="parking", title="Parking", similarity=0.21,
+               body="There is street parking on Kimathi Street, paid through the county e-parking.")
+
+
+@pytest.mark.parametrize("question, words", [
+    ("Where are you located?", ["where", "are", "you", "located"]),
+    ("Where is your shop?", ["where", "is", "your", "shop", "shops"]),
+    ("Mko wapi?", ["where", "are", "you"]),
+])
+def test_a_question_asking_only_where_the_business_is_finds_the_snippet_titled_for_the_place(question, words):
+    assert where_the_business_is([PARKING, LOCATION], question=question, words=words) is LOCATION
+    # a snippet that only mentions a place does not answer it
+    assert where_the_business_is([PARKING], question=question, words=words) is None
+
+
+@pytest.mark.django_db
+def test_the_model_refusing_where_are_you_is_overruled_only_by_a_snippet_titled_for_the_place():
+    words = ["where", "are", "you", "located"]
+    # what the tailor's owner-written knowledge scored: low cosines, no keyword match
+    weak = {"title_similarity": 0.3, "keyword_rank": 0.0, "idf_coverage": 0.0, "heading_terms": 0}
+    location, parking = replace(LOCATION, **weak), replace(PARKING, **weak)
+    answered = decide([parking, location], language="en", question="Where are you located?", words=words)
+    assert answered.probability < answered.threshold  # the model alone would refuse these similarities
+    assert (answered.refusal_reason, answered.answered_by) == (None, "place_title")
+    refused = decide([parking], language="en", question="Where are you located?", words=words)
+    assert (refused.refusal_reason, refused.answered_by) == ("no_relevant_context", "model")
+
+
+@pytest.mark.parametrize("question, words", [
+    ("Where can I park?", ["where", "can", "i", "park"]),  # about something: the model decides
+    ("Where is your Mombasa branch?", ["where", "is", "your", "mombasa", "branch"]),
+    ("Do you have parking?", ["do", "you", "have", "parking"]),  # not a place question
+])
+def test_a_place_question_about_something_is_left_to_the_model(question, words):
+    assert where_the_business_is([PARKING, LOCATION], question=question, words=words) is None
+
+
+@pytest.mark.django_db
+def test_where_are_you_is_answered_from_the_location_snippet_and_refused_without_one(kb, mode):
+    mode("hybrid")
+    location = kb(key="location", title="Where to find us", body="We are on the first floor of Kimathi House, "
+                  "Room 14, Kimathi Street in Nairobi CBD, opposite the Hilton side entrance. From the Kencom bus "
+                  "stop it is five minutes' walk up Moi Avenue.")
+    kb(key="parking", title="Parking", body="We don't have our own parking. There is street parking on Kimathi "
+       "Street, paid through the county e-parking, but it fills up by 10 am.")
+    kb(key="deposits", title="Deposits", body="Made-to-measure orders need a 50% deposit by M-Pesa.")
+    answered = fetch_snippets("other", query="Where are you located?", channel="chat")
+    assert answered.refusal_reason is None and answered.snippets[0].key == "location"
+    from knowledge.services import snippet_deactivate
+
+    snippet_deactivate(key=location.snippet.key)
+    refused = fetch_snippets("other", query="Where are you located?", channel="chat")
+    assert refused.refusal_reason == "no_relevant_context"
+    assert refused.debug["refusal"]["answered_by"] == "model"
