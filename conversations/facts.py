@@ -708,8 +708,8 @@ _LISTING = re.compile(
 # knowledge may answer better than the timetable.
 _HOURS_WORDS = frozenset("""
 open opening opens close closing closes closed shut hour time times timing working work operate operating now
-right currently moment still late early until till tonight morning afternoon evening night day days week weekday daily usually normally
-schedule timetable wazi fungua kufungua
+right currently moment still late early until till tonight morning afternoon evening night day days week weekday
+daily usually normally schedule timetable wazi fungua kufungua
 mnafungua mnafunga funga kufunga mko uko mtakuwa mtafungua mtafunga siku saa gani ngapi asubuhi jioni usiku mchana
 shop store office clinic salon branch place premise duka ofisi
 """.split())

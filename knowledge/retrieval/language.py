@@ -248,7 +248,8 @@ SHORTHAND = {
     "frm": "from", "wrk": "work", "pik": "pick", "tym": "time", "tyms": "times", "ppl": "people", "pple": "people",
     "abt": "about", "wk": "week", "wks": "weeks", "nd": "and", "wid": "with", "wit": "with", "bt": "but",
     "nw": "now", "rn": "right now", "mch": "much", "muc": "much", "coz": "because", "cuz": "because",
-    "bcoz": "because", "tonite": "tonight", "2nite": "tonight", "gud": "good", "msg": "message", "nxt": "next", "dat": "that", "dis": "this", "der": "there",
+    "bcoz": "because", "tonite": "tonight", "2nite": "tonight", "gud": "good", "msg": "message", "nxt": "next",
+    "dat": "that", "dis": "this", "der": "there",
 }
 _SHORTHAND_WORD = re.compile(r"[A-Za-z0-9']+")
 # "4" and "2" are words before a determiner or a pronoun ("how much 4 a valet", "cn u cum 2 my house") and right
@@ -260,9 +261,9 @@ _NUMBER_WORD = re.compile(r"\b(?P<word>4|2)(?= +(a|an|the|my|your|ur|our|u|you|m
 
 
 def _number_word(match: re.Match) -> str:
+    """A "4" or "2" read as the word it stands for, after the "how much" it follows."""
     number = match.group("word") or match.group("after")
     return (match.group("lead") or "") + ("for" if number == "4" else "to")
-
 
 
 def expand_shorthand(text: str) -> str:
