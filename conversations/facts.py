@@ -476,8 +476,8 @@ def _same_word(question_word: str, word: str) -> bool:
     form ("hem" ~ hemming), one stem of 4+ letters ("install" ~ installation, "consult" ~ consultation) or a
     close typo ("tisue") that keeps the first letter (one letter off a five-letter word is as often another
     word: "night" is not a typo of "light")."""
-    if question_word == word:
-        return True
+    if question_word == word or _NUMBER_WORDS.get(question_word) == word:
+        return True  # ..."two" ~ the "2" of "2-Bedroom Move"
     if question_word.isdigit() or word.isdigit():
         return False
     shorter, longer = sorted((question_word, word), key=len)
@@ -491,6 +491,24 @@ def _same_word(question_word: str, word: str) -> bool:
         return True  # "laminate" ~ "lamination", "vaccinate" ~ "vaccination"
     return (len(shorter) >= 4 and len(longer) >= 5 and question_word[0] == word[0]
             and difflib.SequenceMatcher(None, question_word, word).ratio() >= 0.8)
+
+
+_NUMBER_WORDS = {word: str(value) for value, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+def _numbered(tokens: list[str]) -> set[tuple[str, str]]:
+    """A name's numbers with the word they count ("2-Bedroom Move" -> ("2", "bedroom"), "3 Piece" -> ("3", "piece"))."""
+    return {(number, word) for number, word in zip(tokens, tokens[1:]) if number.isdigit() and not word.isdigit()}
+
+
+def _names_numbered(groups: list[tuple[str, ...]], numbered: set[tuple[str, str]]) -> bool:
+    """Whether the question writes one of a name's numbered words as the name does ("a 2 bedroom", "two bedroom")."""
+    for group, following in zip(groups, groups[1:]):
+        numbers = {_NUMBER_WORDS.get(word, word) for word in group}
+        if any(number in numbers and any(_same_word(q, word) for q in following) for number, word in numbered):
+            return True
+    return False
 
 
 def _inflections(word: str) -> tuple[str, ...]:
@@ -603,7 +621,9 @@ def _candidates(groups: list[tuple[str, ...]], services: list[ServiceFact]) -> l
                                                      and (frequency[h] * 3 <= total or len(tokens) == 1
                                                           or total <= 2))
                                    for h in hits)
-        if not distinctive:
+        # A number with the word it counts names the row even when every row has that word ("2-Bedroom Move"
+        # among five bedroom rows); a bare number does not ("500" may be grams).
+        if not distinctive and not _names_numbered(groups, _numbered(tokens)):
             continue
         by_description = {index for index, group in enumerate(groups) if index not in by_name
                           and any(_same_word(word, d) for word in group for d in description)}

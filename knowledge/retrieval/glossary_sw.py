@@ -43,6 +43,7 @@ WORDS: dict[str, str] = {
     "mahali": "place location", "eneo": "area location", "jengo": "building", "ghorofa": "floor",
     "mlango": "door entrance", "lango": "gate", "barabara": "road", "mtaa": "street neighbourhood",
     "mji": "town city", "tawi": "branch", "gari": "car vehicle", "magari": "cars vehicles",
+    "boksi": "box", "maboksi": "boxes box", "kuhama": "move moving relocate",
     "maegesho": "parking", "pikipiki": "motorbike", "njiani": "on the way",
     "anza": "start begin", "kuanza": "start begin", "kuanzia": "from starting", "mnaanza": "start begin",
     "tunaanza": "start begin", "inaanza": "start begin", "itaanza": "start begin", "naanza": "start begin",
@@ -196,6 +197,8 @@ ROOTS: dict[str, str] = {
     "fundish": "teach lessons training", "tengenez": "repair fix", "weka": "keep put store", "kodish": "hire rent",
     "ajiri": "hire employ jobs", "pima": "test measure check", "ingia": "enter come in", "kuza": "grow growth",
     "andikish": "register enrol", "feli": "fail failed", "jiung": "join membership", "simamish": "pause freeze",
+    # before "isha": "kuhamisha" (move house) is not "expire"
+    "hamish": "move moving relocate", "safirish": "transport send deliver",
     "changany": "mix mixing", "mwaga": "pour", "ungua": "burn burning", "isha": "expire end", "jeng": "build",
     "dumu": "last durable",
     "kidogo kidogo": "instalments bit by bit", "bibi harusi": "bride bridal", "akina mama": "women ladies",

@@ -94,6 +94,32 @@ def test_a_named_service_is_found_in_any_form(question, expected):
     assert named_services(question, SALON) == expected
 
 
+MOVERS = [
+    _fact("Bedsitter Move (within Nairobi)", "8500", 180),
+    _fact("1-Bedroom Move (within Nairobi)", "15000", 240),
+    _fact("2-Bedroom Move (within Nairobi)", "24000", 420),
+    _fact("3-Bedroom Move (within Nairobi)", "35000", 540),
+    _fact("Upcountry Move (per km outside Nairobi)", "180", None),
+    _fact("Office Move (per workstation)", "2500", 30),
+    _fact("Storage (per month, up to 2-bedroom load)", "7000", None),
+    _fact("Storage (per month, 3-bedroom load)", "11000", None),
+    _fact("Moving Box (medium)", "250", None),
+]
+
+
+@pytest.mark.parametrize("question, expected", [
+    # "bedroom" is in five names and names none of them; with its number it names one
+    ("How much to move a 2 bedroom?", ["2-Bedroom Move (within Nairobi)"]),
+    ("How much is a two bedroom move?", ["2-Bedroom Move (within Nairobi)"]),
+    # "1" falls inside storage's "up to 2", but the move row writes "1-Bedroom" as the question does
+    ("How much to move a 1 bedroom?", ["1-Bedroom Move (within Nairobi)"]),
+    ("How much for a 4 bedroom move?", []),  # no such row: a number alone names nothing
+    ("Kuhamisha bedsitter ni bei gani?", ["Bedsitter Move (within Nairobi)"]),  # "hamisha" is move, not "isha"
+])
+def test_a_number_with_the_word_it_counts_names_the_row(question, expected):
+    assert named_services(question, MOVERS) == expected
+
+
 @pytest.mark.parametrize("question", [
     "How much is a gel manicure?",  # manicures are listed, gel ones are not
     "How much is a pedicure?",
