@@ -30,6 +30,7 @@ from knowledge.retrieval.language import swahili_numerals
 RECENT_TURNS = 3  # what an LLM sees of the conversation, and how far back a topic or a pending hand-off is
 TOPIC_MAX_AGE = timedelta(hours=2)  # an "and on Sunday?" after a long silence starts a new topic
 TOPIC_MAX_PIECES = 2  # a chain of follow-ups keeps the last two customer messages as its topic
+TOPIC_ROWS = 3  # the most rows a topic's question may name for "how much?" to ask each of their prices
 HISTORY_CHARS = 500  # per message in the prompt: enough to know the topic, not a transcript
 
 # Openers that continue the previous question (English, Swahili, WhatsApp spelling).
@@ -229,7 +230,7 @@ def topic_service(context: SessionContext, services: list[ServiceFact]) -> tuple
     "bei yake ni ngapi?" then asks that row's price. Text naming several rows names no one topic, and
     words merely shared with a name ("week", "class") do not count: only the name as the owner wrote it.
     "Do you sell floodlights that come on at night?" answered from a lighting snippet that names no row:
-    "how much is it?" asks the one row the question itself matched ("LED Floodlight 50W").
+    "how much is it?" asks the one row the question itself matched ("LED Floodlight 50W"), or the few it named.
     """
     topic = context.topic
     if topic is None or topic.refused or not topic.answer:
@@ -242,9 +243,12 @@ def topic_service(context: SessionContext, services: list[ServiceFact]) -> tuple
         texts += [f"{title}. {body}" for title, body in SnippetVersion.objects.filter(wanted)
                   .values_list("title", "body")]
     names = rows_named_in(" ".join(texts), services)
-    if not names:
-        names = match_services(topic.message, services)
-    return tuple(names) if len(names) == 1 else ()
+    if names:
+        return tuple(names) if len(names) == 1 else ()
+    # The customer's own words may name a few rows of one kind ("Do you sell boxes?": the moving box and the
+    # wardrobe box): "how much?" asks each of their prices.
+    names = match_services(topic.message, services)
+    return tuple(names) if len(names) <= TOPIC_ROWS else ()
 
 
 # ----------------------------------------------------------------------------- narrowing facts to this turn

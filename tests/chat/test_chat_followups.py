@@ -84,6 +84,17 @@ def test_a_row_the_question_named_is_the_topic_when_the_answer_names_none():
     assert followups.topic_service(context, services) == ("LED Floodlight 50W with Photocell",)
 
 
+def test_the_few_rows_the_question_named_are_the_topic_when_the_answer_names_none():
+    services = [ServiceFact(name=name, description="", duration_minutes=None, price="1", currency="KES",
+                            price_text="KES 1") for name in ("Moving Box (medium)", "Wardrobe Box", "Packing Tape",
+                                                             "Bedsitter Move", "1-Bedroom Move", "Storage")]
+    context = followups.SessionContext(turns=(followups.PriorTurn(
+        message="Do you sell boxes?", answer="We sell new cartons and tall hanging cartons at the office.",
+        intent="services", read_as="Do you sell boxes?", refused=False, handoff_id=None),))
+    # "how much?" then asks each box's price, not the tape's
+    assert followups.topic_service(context, services) == ("Moving Box (medium)", "Wardrobe Box")
+
+
 def test_a_question_that_stands_alone_is_read_alone(chat):
     _, second = ask(chat, "Is there parking?", "What payment methods do you accept?")
     assert cited(second)[0] == "payment_methods"
