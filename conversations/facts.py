@@ -503,7 +503,10 @@ def _numbered(tokens: list[str]) -> set[tuple[str, str]]:
 
 
 def _names_numbered(groups: list[tuple[str, ...]], numbered: set[tuple[str, str]]) -> bool:
-    """Whether the question writes one of a name's numbered words as the name does ("a 2 bedroom", "two bedroom")."""
+    """Whether the question writes one of a name's numbered words as the name does ("a 2 bedroom", "two bedroom").
+
+    `groups`: the question's words in order, repeats kept ("2 bedroom ... and a 3 bedroom?" names both rows).
+    """
     for group, following in zip(groups, groups[1:]):
         numbers = {_NUMBER_WORDS.get(word, word) for word in group}
         if any(number in numbers and any(_same_word(q, word) for q in following) for number, word in numbered):
@@ -592,7 +595,8 @@ class _Candidate:
         return self.by_name | self.by_description
 
 
-def _candidates(groups: list[tuple[str, ...]], services: list[ServiceFact]) -> list[_Candidate]:
+def _candidates(groups: list[tuple[str, ...]], services: list[ServiceFact], *,
+                said: list[tuple[str, ...]] | None = None) -> list[_Candidate]:
     names = {s.name: [w for w in _words(s.name) if w not in _GENERIC_TOKENS] for s in services}
     frequency: dict[str, int] = {}
     for tokens in names.values():
@@ -623,7 +627,7 @@ def _candidates(groups: list[tuple[str, ...]], services: list[ServiceFact]) -> l
                                    for h in hits)
         # A number with the word it counts names the row even when every row has that word ("2-Bedroom Move"
         # among five bedroom rows); a bare number does not ("500" may be grams).
-        if not distinctive and not _names_numbered(groups, _numbered(tokens)):
+        if not distinctive and not _names_numbered(said or groups, _numbered(tokens)):
             continue
         by_description = {index for index, group in enumerate(groups) if index not in by_name
                           and any(_same_word(word, d) for word in group for d in description)}
@@ -651,13 +655,17 @@ def named_services(text: str, services: list[ServiceFact]) -> list[str]:
 
 
 def _best_services(text: str, services: list[ServiceFact], *, whole: bool) -> list[str]:
+    from conversations.i18n import detect_language
+
     if not services:
         return []
     name_words = frozenset(w for s in services for w in _plain_words(s.name))
     groups = question_groups(text, keep=name_words)
     if not groups:
         return []
-    candidates = _candidates(groups, services)
+    # The words in order with their repeats, where a number meets the word it counts (groups keep each once).
+    said = [(word,) for word in _words(text)] if detect_language(text) != "sw" else groups
+    candidates = _candidates(groups, services, said=said)
 
     def beaten(c: _Candidate) -> bool:
         for other in candidates:

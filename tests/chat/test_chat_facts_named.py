@@ -120,6 +120,15 @@ def test_a_number_with_the_word_it_counts_names_the_row(question, expected):
     assert named_services(question, MOVERS) == expected
 
 
+def test_a_follow_up_read_with_its_topic_names_the_new_numbered_row():
+    from conversations.followups import narrow_to_message
+
+    read = "how much for a 2 bedroom move?\nand a 3 bedroom?"
+    named = match_services(read, MOVERS)
+    assert "3-Bedroom Move (within Nairobi)" in named and "2-Bedroom Move (within Nairobi)" in named
+    assert narrow_to_message(named, message="and a 3 bedroom?") == ["3-Bedroom Move (within Nairobi)"]
+
+
 @pytest.mark.parametrize("question", [
     "How much is a gel manicure?",  # manicures are listed, gel ones are not
     "How much is a pedicure?",
