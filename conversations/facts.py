@@ -86,8 +86,19 @@ def format_money(amount: Decimal | int | float | str, currency: str) -> str:
 
 
 def format_duration(minutes: int, *, language: str = "en") -> str:
-    """`60 minutes` / `dakika 60`."""
-    return f"dakika {minutes}" if language == "sw" else f"{minutes} minutes"
+    """`90 minutes`, `4 hours`, `2 hours 30 minutes`, `1 day` (`dakika 90`, `masaa 4`, `masaa 2 na dakika 30`,
+    `siku 1`): whole hours from two hours up, whole days from a day up, as a customer says them. Swahili hours
+    are "masaa": "saa 4" is also ten o'clock."""
+    sw = language == "sw"
+    if minutes >= 1440 and minutes % 1440 == 0:
+        days = minutes // 1440
+        return f"siku {days}" if sw else f"{days} day{'s' if days > 1 else ''}"
+    if minutes < 120 or minutes % 30:
+        return f"dakika {minutes}" if sw else f"{minutes} minutes"
+    hours, rest = divmod(minutes, 60)
+    if sw:
+        return f"masaa {hours}" + (f" na dakika {rest}" if rest else "")
+    return f"{hours} hours" + (f" {rest} minutes" if rest else "")
 
 
 def format_ranges(ranges: list[tuple[time, time]]) -> str:
@@ -256,7 +267,7 @@ def weekly_sentences(weekly: dict[str, str], *, language: str = "en") -> list[st
 
 
 def service_sentence(service: ServiceFact, *, language: str = "en") -> str:
-    """`Box Braids: KES 4,500, 240 minutes.`; a product has no duration: `Feeding bowl: KES 800.`"""
+    """`Box Braids: KES 4,500, 4 hours.`; a product has no duration: `Feeding bowl: KES 800.`"""
     if service.duration_minutes is None:
         return f"{service.name}: {service.price_text}."
     return f"{service.name}: {service.price_text}, {format_duration(service.duration_minutes, language=language)}."

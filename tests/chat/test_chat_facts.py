@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 
 from conversations import facts
-from conversations.facts import (facts_beside_knowledge, facts_for, format_money, match_services, resolve_dates,
-                                 services_list)
+from conversations.facts import (facts_beside_knowledge, facts_for, format_duration, format_money, match_services,
+                                 resolve_dates, services_list)
 from tests.support.spa import seed_facts
 
 
@@ -223,3 +223,12 @@ def test_a_deposit_asked_for_a_named_service_is_not_that_services_price(tenant):
     assert price.answers_alone
     assert facts.asks_a_policy_charge("Bei ya amana ni ngapi?", ["Box Braids"])
     assert not facts.asks_a_policy_charge("How much is the booking deposit?", ["Booking Deposit"])
+
+
+@pytest.mark.parametrize("minutes, english, swahili", [
+    (45, "45 minutes", "dakika 45"), (90, "90 minutes", "dakika 90"), (240, "4 hours", "masaa 4"),
+    (150, "2 hours 30 minutes", "masaa 2 na dakika 30"), (125, "125 minutes", "dakika 125"),
+    (1440, "1 day", "siku 1"), (2880, "2 days", "siku 2"),
+])
+def test_a_duration_reads_as_a_customer_says_it(minutes, english, swahili):
+    assert format_duration(minutes) == english and format_duration(minutes, language="sw") == swahili
