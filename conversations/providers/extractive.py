@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from conversations.i18n import detect_language, phrase
 from conversations.prompting import AssembledPrompt, Source
 from conversations.providers.base import Provider, ProviderResult, TextDelta
-from knowledge.retrieval.answer_types import question_pieces
+from knowledge.retrieval.answer_types import answer_types, gives_type, question_pieces
 from knowledge.retrieval.language import stem
 
 MODEL_NAME = "extractive-1"
@@ -60,6 +60,7 @@ MAX_FACT_LINES = 8
 CLOSE_TO_BEST = 0.6
 # A quoted source this close by meaning to a question's best-matching source already speaks to that question.
 PART_MARGIN = 0.05
+TYPE_BONUS = 0.2
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,13 @@ class ExtractiveAnswer:
 
 
 # ----------------------------------------------------------------------------- text helpers
+
+
+def _typed_asked(question: str) -> frozenset[str]:
+    """The precise kinds of answer an English question asks for (an amount, a clock time, a duration)."""
+    if detect_language(question) != "en":
+        return frozenset()
+    return frozenset(answer_types(question) & {"price", "time", "duration"})
 
 
 def strip_metadata(text: str) -> str:
@@ -227,11 +235,14 @@ class ExtractiveProvider(Provider):
         weights = {term: math.log(1 + (total + 1) / (frequency.get(term, 0) + 0.5)) for term in question}
         question_weight = sum(weights.values()) or 1.0
         similarities = self.similarity(prompt.question, [c.text for c in candidates]) if self.similarity else None
+        typed = _typed_asked(prompt.question)
         scored = []
         for index, candidate in enumerate(candidates):
             matched = matches[index]
             coverage = round(sum(weights[t] for t in matched) / question_weight, 4)
             value = coverage + (0.5 * max(0.0, similarities[index]) if similarities is not None else 0.0)
+            if typed and any(gives_type(candidate.text, name) for name in typed):
+                value += TYPE_BONUS
             scored.append(Scored(candidate=candidate, matched=matched, coverage=coverage, score=round(value, 4)))
         # Shares among the words the knowledge can answer at all, so a word nothing mentions does not make
         # every other word look less important when deciding whether a second source adds anything.

@@ -186,3 +186,27 @@ def test_the_gap_page_shows_the_snippets_without_a_swahili_version(chat, swahili
     html = tenant_client.get("/telemetry/gaps/").content.decode()
     assert 'id="swahili-missing"' in html and "<code>payment_methods</code>" in html
     assert "<code>parking</code>" not in html  # it has a Swahili version
+
+
+CARD = ("licence_card", "After you pass", "You pay the licence fee on eCitizen and choose the NTSA office where you "
+        "will collect the card. The card usually takes 2 to 6 weeks to be ready.")
+
+
+def test_a_question_asking_how_long_quotes_the_sentence_that_gives_a_duration(monkeypatch):
+    from conversations.providers import extractive
+
+    # The first sentence shares more words ("card", "collect"); the second holds the duration asked for.
+    question = "Once I pass, how long before I can collect the card?"
+    assert "2 to 6 weeks" in _answer(question, CARD).text
+    monkeypatch.setattr(extractive, "TYPE_BONUS", 0.0)
+    assert "2 to 6 weeks" not in _answer(question, CARD).text
+
+
+def test_the_answer_type_steers_english_questions_only():
+    # A Swahili reading asks false types ("kila mahali" is everywhere, not a place): no type steers it.
+    from conversations.providers.extractive import _typed_asked
+
+    assert _typed_asked("How long does the card take?") == {"duration"}
+    assert _typed_asked("What time do you open?") == {"time"}
+    assert _typed_asked("Where do I park?") == frozenset()  # a place is too rough a pattern to steer sentences
+    assert _typed_asked("Kadi inachukua muda gani?") == frozenset()
