@@ -482,6 +482,11 @@ def _words(text: str, *, keep: frozenset[str] | None = None) -> list[str]:
     return [_singular(word) for word in _plain_words(text) if keep is None or word not in _STOPWORDS or word in keep]
 
 
+def _hyphen_joined(name: str) -> list[str]:
+    """A name's hyphenated words written as one ("X-ray" -> "xray", "Check-up" -> "checkup"), as customers do."""
+    return [word.replace("-", "") for word in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", _normalize(name))]
+
+
 def _same_word(question_word: str, word: str) -> bool:
     """Equal, a prefix of 4+ letters ("mani" ~ manicure, "leaking" ~ leak), a three-letter verb's -ing or -ed
     form ("hem" ~ hemming), one stem of 4+ letters ("install" ~ installation, "consult" ~ consultation) or a
@@ -608,7 +613,8 @@ class _Candidate:
 
 def _candidates(groups: list[tuple[str, ...]], services: list[ServiceFact], *,
                 said: list[tuple[str, ...]] | None = None) -> list[_Candidate]:
-    names = {s.name: [w for w in _words(s.name) if w not in _GENERIC_TOKENS] for s in services}
+    names = {s.name: [w for w in _words(s.name) if w not in _GENERIC_TOKENS] + _hyphen_joined(s.name)
+             for s in services}
     frequency: dict[str, int] = {}
     for tokens in names.values():
         for token in set(tokens):
@@ -638,7 +644,7 @@ def _candidates(groups: list[tuple[str, ...]], services: list[ServiceFact], *,
                                    for h in hits)
         # A number with the word it counts names the row even when every row has that word ("2-Bedroom Move"
         # among five bedroom rows); a bare number does not ("500" may be grams).
-        if not distinctive and not _names_numbered(said or groups, _numbered(tokens)):
+        if not distinctive and not _names_numbered(said or groups, _numbered(_words(service.name))):
             continue
         by_description = {index for index, group in enumerate(groups) if index not in by_name
                           and any(_same_word(word, d) for word in group for d in description)}

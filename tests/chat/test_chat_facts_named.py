@@ -54,6 +54,7 @@ SALON = [
     _fact("Trouser Hemming", "300", 30),
     _fact("Curtain Sewing (per panel)", "600", None),
     _fact("Button Replacement", "100", 15, "Sew on up to 4 buttons; buttons included."),
+    _fact("Dental X-ray (single)", "700", 10),
 ]
 
 
@@ -89,6 +90,7 @@ SALON = [
     ("How much to sew curtains?", ["Curtain Sewing (per panel)"]),
     # the row whose name and description account for every word another accounts for, and more, wins
     ("how much to sew on buttons", ["Button Replacement"]),
+    ("how much for an xray", ["Dental X-ray (single)"]),  # a hyphenated name written as one word
 ])
 def test_a_named_service_is_found_in_any_form(question, expected):
     assert named_services(question, SALON) == expected

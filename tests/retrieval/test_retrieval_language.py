@@ -194,6 +194,7 @@ def test_english_whatsapp_shorthand_is_read_written_out_and_swahili_is_left_alon
     assert prepare_query("how much 2 hem jeans").text == "how much to hem jeans"
     assert prepare_query("how much 2 kg of flour").text == "how much 2 kg of flour"
     assert prepare_query("r u open rn").text == "are you open right now"
+    assert prepare_query("how mch is a nite guard").text == "how much is a night guard"
 
 
 def test_a_question_asking_only_where_the_business_is_is_embedded_with_the_place_words():
