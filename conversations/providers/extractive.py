@@ -130,13 +130,19 @@ def content_terms(text: str) -> set[str]:
     return {stem(word) for word in words if word not in _STOPWORDS and (len(word) > 1 or word.isdigit())}
 
 
+SHARED_STEM = 7  # letters two words must open with alike to be one word's forms ("pregnant" ~ "pregnancy")
+
+
 def terms_match(question_term: str, term: str) -> bool:
-    """Same stem, or one a prefix of the other when both have 4+ letters ("cancel" ~ "cancell")."""
+    """Same stem, one a prefix of the other when both have 4+ letters ("cancel" ~ "cancell"), or the same first
+    SHARED_STEM letters ("pregnant" ~ "pregnancy", "prescribe" ~ "prescription")."""
     if question_term == term:
         return True
     if len(question_term) < 4 or len(term) < 4:
         return False
-    return term.startswith(question_term) or question_term.startswith(term)
+    return (term.startswith(question_term) or question_term.startswith(term)
+            or question_term[:SHARED_STEM] == term[:SHARED_STEM] and len(question_term) >= SHARED_STEM
+            and len(term) >= SHARED_STEM)
 
 
 def matched_terms(question: set[str], terms: set[str]) -> frozenset[str]:

@@ -210,3 +210,16 @@ def test_the_answer_type_steers_english_questions_only():
     assert _typed_asked("What time do you open?") == {"time"}
     assert _typed_asked("Where do I park?") == frozenset()  # a place is too rough a pattern to steer sentences
     assert _typed_asked("Kadi inachukua muda gani?") == frozenset()
+
+
+WHITENING = ("whitening", "Teeth whitening", "Whitening is done in the chair in one visit of a bit over an hour. "
+             "Your teeth may be sensitive for a day or two. We don't do it during pregnancy.")
+
+
+def test_a_word_and_its_other_form_meet_when_they_open_alike():
+    from conversations.providers.extractive import terms_match
+
+    assert terms_match("pregnant", "pregnancy") and terms_match("prescrib", "prescription")
+    assert not terms_match("internet", "interval")  # six letters alike are not enough
+    # "pregnant" is the question's rarest word: the sentence about pregnancy answers it
+    assert "during pregnancy" in _answer("Can I whiten while pregnant?", WHITENING).text
