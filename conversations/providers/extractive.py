@@ -60,7 +60,11 @@ MAX_FACT_LINES = 8
 CLOSE_TO_BEST = 0.6
 # A quoted source this close by meaning to a question's best-matching source already speaks to that question.
 PART_MARGIN = 0.05
+# A sentence holding the kind of answer an English question asks for (an amount, a clock time, a duration) is
+# lifted by this much: "how long before I get the card?" wants "takes 2 to 6 weeks", not the sentence sharing
+# the most words.
 TYPE_BONUS = 0.2
+SHARED_STEM = 7  # letters two words must open with alike to be one word's forms ("pregnant" ~ "pregnancy")
 
 
 @dataclass(frozen=True)
@@ -130,9 +134,6 @@ def content_terms(text: str) -> set[str]:
     return {stem(word) for word in words if word not in _STOPWORDS and (len(word) > 1 or word.isdigit())}
 
 
-SHARED_STEM = 7  # letters two words must open with alike to be one word's forms ("pregnant" ~ "pregnancy")
-
-
 def terms_match(question_term: str, term: str) -> bool:
     """Same stem, one a prefix of the other when both have 4+ letters ("cancel" ~ "cancell"), or the same first
     SHARED_STEM letters ("pregnant" ~ "pregnancy", "prescribe" ~ "prescription")."""
@@ -140,9 +141,9 @@ def terms_match(question_term: str, term: str) -> bool:
         return True
     if len(question_term) < 4 or len(term) < 4:
         return False
-    return (term.startswith(question_term) or question_term.startswith(term)
-            or question_term[:SHARED_STEM] == term[:SHARED_STEM] and len(question_term) >= SHARED_STEM
-            and len(term) >= SHARED_STEM)
+    opens_alike = (min(len(question_term), len(term)) >= SHARED_STEM
+                   and question_term[:SHARED_STEM] == term[:SHARED_STEM])
+    return term.startswith(question_term) or question_term.startswith(term) or opens_alike
 
 
 def matched_terms(question: set[str], terms: set[str]) -> frozenset[str]:

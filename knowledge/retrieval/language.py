@@ -248,7 +248,8 @@ SHORTHAND = {
     "frm": "from", "wrk": "work", "pik": "pick", "tym": "time", "tyms": "times", "ppl": "people", "pple": "people",
     "abt": "about", "wk": "week", "wks": "weeks", "nd": "and", "wid": "with", "wit": "with", "bt": "but",
     "nw": "now", "rn": "right now", "mch": "much", "muc": "much", "coz": "because", "cuz": "because",
-    "bcoz": "because", "tonite": "tonight", "2nite": "tonight", "nite": "night", "gud": "good", "msg": "message", "nxt": "next",
+    "bcoz": "because", "tonite": "tonight", "2nite": "tonight", "nite": "night", "gud": "good", "msg": "message",
+    "nxt": "next",
     "dat": "that", "dis": "this", "der": "there",
 }
 _SHORTHAND_WORD = re.compile(r"[A-Za-z0-9']+")
