@@ -345,22 +345,40 @@ def contact_in(message: str) -> ContactReply:
                 break
             words.append(word)
         name = " ".join(word[:1].upper() + word[1:] for word in words)
-    elif not contact:
-        # A bare "Wanjiru Kamau" answers "what is your name?": capitalised words only, no question.
-        words = message.strip().rstrip(".!").split()
-        if (1 <= len(words) <= 3 and "?" not in message
-                and all(re.fullmatch(r"[A-ZÀ-Þ][a-zà-ÿ'-]+", word) for word in words)
-                and not any(word.lower() in _FUNCTION or word.lower() in _NOT_NAMES for word in words)):
-            name = " ".join(words)
+    elif "?" not in message:
+        # A bare "Wanjiru Kamau" answers "what is your name?", alone or beside the number ("0712 345 678,
+        # Wanjiru"): capitalised words only, no question.
+        name = _bare_name(_without_contacts(message))
     return ContactReply(contact=contact[:200], name=name[:100])
+
+
+def _without_contacts(text: str) -> str:
+    for pattern in CONTACT_PATTERNS:
+        text = pattern.sub(" ", text)
+    return text
+
+
+def _bare_name(text: str) -> str:
+    """One to three capitalised words that are not request words ("Wanjiru Kamau"), else ""."""
+    words = text.strip(" ,.;:!-").split()
+    if (1 <= len(words) <= 3 and all(re.fullmatch(r"[A-ZÀ-Þ][a-zà-ÿ'-]+", word) for word in words)
+            and not any(word.lower() in _FUNCTION or word.lower() in _NOT_NAMES for word in words)):
+        return " ".join(words)
+    return ""
+
+
+def gives_only_who(message: str) -> bool:
+    """Whether a message gives nothing but a contact and a name (which say nothing of its language)."""
+    reply = contact_in(message)
+    return bool(reply.contact or reply.name) and not rest_of_message(message, reply)
 
 
 def rest_of_message(message: str, reply: ContactReply) -> str:
     """The message without the contact details and name cue: a question asked in the same breath, if any."""
-    text = message
-    for pattern in CONTACT_PATTERNS:
-        text = pattern.sub(" ", text)
+    text = _without_contacts(message)
     text = _NAME_CUE.sub(" ", text) if reply.name else text
+    if reply.name and _bare_name(text) == reply.name:
+        text = ""  # the bare name beside the number
     text = _CONTACT_CUE.sub(" ", text)
     return " ".join(text.split()).strip(" ,.;:-")
 

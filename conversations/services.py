@@ -273,8 +273,10 @@ def _language_for(inp: TurnInput, session: Session, *, trivial: bool) -> str:
     if inp.language in ("en", "sw"):
         return inp.language
     detected = i18n.detect_language(inp.message)
-    # "ok" says nothing about a language (English is only the guess's default): keep the conversation's.
-    if trivial and session.turn_count and detected == i18n.DEFAULT_LANGUAGE:
+    # "ok" says nothing about a language (English is only the guess's default): keep the conversation's. Nor
+    # does "0712 345 678, Wanjiru" (a Kikuyu name reads as Swahili).
+    if session.turn_count and ((trivial and detected == i18n.DEFAULT_LANGUAGE)
+                               or followups.gives_only_who(inp.message)):
         return session.language
     return detected
 

@@ -197,6 +197,15 @@ def test_a_number_and_a_bare_name_cue_in_one_message_both_reach_the_hand_off(cha
     assert followups.contact_in("What's the name of the shop?").name == ""
 
 
+def test_a_bare_name_beside_the_number_reaches_the_hand_off_in_the_conversations_language(chat):
+    # "Wanjiru" reads as Swahili on its own; the message says nothing of its language, so the reply stays English.
+    _, reply = ask(chat, "I'd like to book a hot stone massage on Saturday", "0712 345 678, Wanjiru")
+    assert reply["answer"].startswith("Thank you, Wanjiru. I've added 0712 345 678 to your booking request")
+    assert HandoffRequest.objects.get().contact == "Wanjiru, 0712 345 678"
+    assert followups.gives_only_who("0712 345 678, Wanjiru")
+    assert not followups.gives_only_who("0712 345 678, is there parking?")
+
+
 def test_a_swahili_customer_is_thanked_in_swahili(chat):
     _, second = ask(chat, "Nataka kuweka miadi ya massage Jumamosi", "namba yangu ni 0712 345 678")
     assert second["answer"].startswith("Asante. Nimeongeza 0712 345 678")
