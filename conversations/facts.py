@@ -564,14 +564,15 @@ def question_words(text: str, *, keep: frozenset[str] = frozenset()) -> list[str
     return words
 
 
-def question_groups(text: str, *, keep: frozenset[str] = frozenset()) -> list[tuple[str, ...]]:
+def question_groups(text: str, *, keep: frozenset[str] = frozenset(),
+                    language: str | None = None) -> list[tuple[str, ...]]:
     """The question's naming words, each with its other readings: a Swahili word is one group of its
     glossary translations ("kufua" -> wash / laundry / clean), so one word counts once however many
-    English words it stands for."""
+    English words it stands for. `language`: the text's, when the caller has detected it."""
     from conversations.i18n import detect_language
     from knowledge.retrieval.language import expand_swahili, is_english_stopword
 
-    if detect_language(text) == "sw":
+    if (language or detect_language(text)) == "sw":
         expansion = expand_swahili(text)
         single = [*expansion.kept, *expansion.unknown]
         readings = [[word] for word in _words(" ".join(single), keep=keep)]
@@ -613,8 +614,9 @@ class _Candidate:
 
 def _candidates(groups: list[tuple[str, ...]], services: list[ServiceFact], *,
                 said: list[tuple[str, ...]] | None = None) -> list[_Candidate]:
-    names = {s.name: [w for w in _words(s.name) if w not in _GENERIC_TOKENS] + _hyphen_joined(s.name)
-             for s in services}
+    written = {s.name: _words(s.name) for s in services}
+    names = {name: [w for w in words if w not in _GENERIC_TOKENS] + _hyphen_joined(name)
+             for name, words in written.items()}
     frequency: dict[str, int] = {}
     for tokens in names.values():
         for token in set(tokens):
@@ -644,7 +646,7 @@ def _candidates(groups: list[tuple[str, ...]], services: list[ServiceFact], *,
                                    for h in hits)
         # A number with the word it counts names the row even when every row has that word ("2-Bedroom Move"
         # among five bedroom rows); a bare number does not ("500" may be grams).
-        if not distinctive and not _names_numbered(said or groups, _numbered(_words(service.name))):
+        if not distinctive and not _names_numbered(said or groups, _numbered(written[service.name])):
             continue
         by_description = {index for index, group in enumerate(groups) if index not in by_name
                           and any(_same_word(word, d) for word in group for d in description)}
@@ -677,11 +679,12 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool) -> li
     if not services:
         return []
     name_words = frozenset(w for s in services for w in _plain_words(s.name))
-    groups = question_groups(text, keep=name_words)
+    language = detect_language(text)
+    groups = question_groups(text, keep=name_words, language=language)
     if not groups:
         return []
     # The words in order with their repeats, where a number meets the word it counts (groups keep each once).
-    said = [(word,) for word in _words(text)] if detect_language(text) != "sw" else groups
+    said = [(word,) for word in _words(text)] if language != "sw" else groups
     candidates = _candidates(groups, services, said=said)
 
     def beaten(c: _Candidate) -> bool:

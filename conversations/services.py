@@ -273,10 +273,11 @@ def _language_for(inp: TurnInput, session: Session, *, trivial: bool) -> str:
     if inp.language in ("en", "sw"):
         return inp.language
     detected = i18n.detect_language(inp.message)
+    if not session.turn_count or detected == session.language:
+        return detected
     # "ok" says nothing about a language (English is only the guess's default): keep the conversation's. Nor
-    # does "0712 345 678, Wanjiru" (a Kikuyu name reads as Swahili).
-    if session.turn_count and ((trivial and detected == i18n.DEFAULT_LANGUAGE)
-                               or followups.gives_only_who(inp.message)):
+    # does "0712 345 678, Wanjiru" (a Kikuyu name reads as Swahili), read only when the guess would switch.
+    if (trivial and detected == i18n.DEFAULT_LANGUAGE) or followups.gives_only_who(inp.message):
         return session.language
     return detected
 

@@ -249,8 +249,7 @@ SHORTHAND = {
     "abt": "about", "wk": "week", "wks": "weeks", "nd": "and", "wid": "with", "wit": "with", "bt": "but",
     "nw": "now", "rn": "right now", "mch": "much", "muc": "much", "coz": "because", "cuz": "because",
     "bcoz": "because", "tonite": "tonight", "2nite": "tonight", "nite": "night", "gud": "good", "msg": "message",
-    "nxt": "next",
-    "dat": "that", "dis": "this", "der": "there",
+    "nxt": "next", "dat": "that", "dis": "this", "der": "there",
 }
 _SHORTHAND_WORD = re.compile(r"[A-Za-z0-9']+")
 # "4" and "2" are words before a determiner or a pronoun ("how much 4 a valet", "cn u cum 2 my house") and right

@@ -17,7 +17,7 @@ from knowledge.retrieval.fusion import TRUNCATE_TOP, Weights, apply_threshold, b
 from knowledge.retrieval.graduation import graduation_check_after_overflow
 from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, english_reading, expand_shorthand,
                                          expand_swahili, is_swahili_text, tokens)
-from knowledge.retrieval.relevance import decide, salient_words
+from knowledge.retrieval.relevance import asks_only_where, decide
 from knowledge.retrieval.rewrite import query_rewrite
 from knowledge.retrieval.spelling import corrections
 from knowledge.retrieval.trivial import is_trivial
@@ -62,7 +62,7 @@ _PLACE_READING = "location address directions"
 
 def _type_only_reading(text: str, embedding_text: str, english_words: list[str]) -> str:
     """The embedded text of a question asking only for the business's place, read with the place words."""
-    if salient_words(english_words) or "place" not in answer_types(text):
+    if not asks_only_where(text, english_words):
         return embedding_text
     return f"{embedding_text} {_PLACE_READING}"
 

@@ -256,6 +256,11 @@ _PREMISES = frozenset(_stem(word) for word in "shop store office premises place 
                       "workshop studio duka ofisi".split())
 
 
+def asks_only_where(question: str, words: list[str], *, besides: frozenset[str] = frozenset()) -> bool:
+    """Whether a question asks nothing but where the business is: a place, no salient word but `besides`."""
+    return "place" in answer_types(question) and not {_stem(word) for word in salient_words(words)} - besides
+
+
 def where_the_business_is(candidates: list, *, question: str, words: list[str]):
     """The snippet an owner titled for the place ("Where to find us", "Our location", "Mahali tulipo"), among the
     best matches by meaning, when the question asks nothing but where the business is; else None.
@@ -265,7 +270,7 @@ def where_the_business_is(candidates: list, *, question: str, words: list[str]):
     the snippet answers; a snippet that only mentions a place ("Parking: enter from Rhapta Road") does not
     answer it.
     """
-    if {_stem(word) for word in salient_words(words)} - _PREMISES or "place" not in answer_types(question):
+    if not asks_only_where(question, words, besides=_PREMISES):
         return None
     ranked = sorted((c for c in candidates if c.similarity is not None), key=lambda c: (-c.similarity, c.key))
     return next((c for c in ranked[:COVER_TOP] if "place" in answer_types(c.title)), None)
