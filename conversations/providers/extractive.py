@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from conversations.i18n import detect_language, phrase
 from conversations.prompting import AssembledPrompt, Source
 from conversations.providers.base import Provider, ProviderResult, TextDelta
-from knowledge.retrieval.answer_types import answer_types, gives_type, question_pieces
+from knowledge.retrieval.answer_types import answer_types, gives_detail, gives_type, question_pieces, reach_asked
 from knowledge.retrieval.language import stem
 
 MODEL_NAME = "extractive-1"
@@ -243,12 +243,15 @@ class ExtractiveProvider(Provider):
         question_weight = sum(weights.values()) or 1.0
         similarities = self.similarity(prompt.question, [c.text for c in candidates]) if self.similarity else None
         typed = _typed_asked(prompt.question)
+        detail = reach_asked(prompt.question)  # "What is your phone number?" wants the sentence holding it
         scored = []
         for index, candidate in enumerate(candidates):
             matched = matches[index]
             coverage = round(sum(weights[t] for t in matched) / question_weight, 4)
             value = coverage + (0.5 * max(0.0, similarities[index]) if similarities is not None else 0.0)
             if typed and any(gives_type(candidate.text, name) for name in typed):
+                value += TYPE_BONUS
+            if detail and gives_detail(candidate.text, detail):
                 value += TYPE_BONUS
             scored.append(Scored(candidate=candidate, matched=matched, coverage=coverage, score=round(value, 4)))
         # Shares among the words the knowledge can answer at all, so a word nothing mentions does not make

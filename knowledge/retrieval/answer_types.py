@@ -143,3 +143,48 @@ def _elliptical(piece: str) -> bool:
         lowered, found = pattern.subn(" ", lowered)
         asked = asked or found > 0
     return asked and all(is_english_stopword(word) or word in glossary_sw.STOPWORDS for word in lowered.split())
+
+
+# ----------------------------------------------------------------------------- how to reach or pay the business
+
+# Words that ask for a way to reach or pay the business and name nothing else ("What is your phone number?",
+# "whats ur till numba", "Namba yenu ya simu?"). A question with any other content word ("What is your
+# emergency number?", "Can you email me the receipt?") asks about something, and is left to the refusal model.
+_EMAIL_WORDS = frozenset("email emails mail e-mail barua pepe".split())
+_PAYMENT_WORDS = frozenset("till paybill paybil pay-bill account acc mpesa m-pesa lipa buy goods".split())
+_PHONE_WORDS = frozenset("phone phones number numbers numba namba no call calling contact contacts reach whatsapp "
+                         "mobile telephone tel cell line sms text simu".split())
+_REQUEST_WORDS = frozenset("what whats what's is your ur have do does you can could i we how get send give share "
+                           "pls please kindly gani yenu ni wapi which best the a".split())
+_DETAIL_GIVEN = {
+    "phone": r"\+\d[\d\s-]{7,}\d|\b0\d{2,3}[\s-]?\d{3}[\s-]?\d{3,4}\b",
+    "email": r"[\w.+-]+@[\w-]+\.[\w.]+",
+    "payment": r"\b(till|paybill|pay bill|account|business (number|no)|buy goods)\b[^.\n]{0,40}?\d{4,}",
+}
+_DETAIL_PATTERNS = {name: re.compile(pattern, re.I) for name, pattern in _DETAIL_GIVEN.items()}
+
+
+@lru_cache(maxsize=256)
+def reach_asked(text: str) -> str | None:
+    """The detail a question asks for when it asks only how to reach or pay the business: "email", "payment"
+    (a till, paybill or account number) or "phone" (a number to call or WhatsApp; an e-mail does too for
+    "contact"); None when it asks about anything else."""
+    words = [word for word in tokens(expand_shorthand(text)) if len(word) > 1 and not is_english_stopword(word)
+             and word not in glossary_sw.STOPWORDS and word not in _REQUEST_WORDS]
+    if _EMAIL_WORDS.intersection(words):
+        words = [word for word in words if word not in ("address", "id")]  # "your email address"
+    if not words or any(word not in _EMAIL_WORDS | _PAYMENT_WORDS | _PHONE_WORDS for word in words):
+        return None
+    if any(word in _EMAIL_WORDS for word in words):
+        return "email"
+    if any(word in _PAYMENT_WORDS for word in words):
+        return "payment"
+    return "phone"
+
+
+def gives_detail(text: str, kind: str) -> bool:
+    """Whether a text holds the detail `reach_asked` named (a phone number also answers "contact" as an e-mail
+    address does)."""
+    if _DETAIL_PATTERNS[kind].search(text or ""):
+        return True
+    return kind == "phone" and bool(_DETAIL_PATTERNS["email"].search(text or ""))

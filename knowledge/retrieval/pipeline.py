@@ -17,7 +17,7 @@ from knowledge.retrieval.fusion import TRUNCATE_TOP, Weights, apply_threshold, b
 from knowledge.retrieval.graduation import graduation_check_after_overflow
 from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, english_reading, expand_shorthand,
                                          expand_swahili, is_swahili_text, tokens)
-from knowledge.retrieval.relevance import asks_only_where, decide
+from knowledge.retrieval.relevance import asks_only_where, decide, holding_the_detail
 from knowledge.retrieval.rewrite import query_rewrite
 from knowledge.retrieval.spelling import corrections
 from knowledge.retrieval.trivial import is_trivial
@@ -210,6 +210,8 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
     result.debug["refusal"] = {"probability": round(decision.probability, 4), "threshold": decision.threshold,
                                "signals": decision.signals.as_dict(), "refusal_reason": result.refusal_reason,
                                "answered_by": decision.answered_by}
+    if result.refusal_reason is None:
+        _lead_with_detail(result, pool, question=prepared.text)
     if decision.answerability is not None:
         result.debug["refusal"]["first_probability"] = round(decision.first_probability, 4)
         result.debug["refusal"]["answerability"] = round(decision.answerability, 4)
@@ -225,6 +227,18 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
         if graduated:
             result.debug["graduated"] = True
     return result
+
+
+def _lead_with_detail(result: Retrieval, pool: list[Candidate], *, question: str) -> None:
+    """A question asking only how to reach or pay the business is answered first from the snippet holding the
+    number it asks for, wherever retrieval ranked it (relevance.holding_the_detail)."""
+    holder = holding_the_detail(pool, question=question)
+    if holder is None or (result.snippets and result.snippets[0].key == holder.key):
+        return
+    rest = [snippet for snippet in result.snippets if snippet.key != holder.key]
+    result.snippets = [_snippet(holder), *rest]
+    result.returned_count = len(result.snippets)
+    result.debug["detail_lead"] = holder.key
 
 
 def add_native(pool: list[Candidate], *, prepared: PreparedQuery, cursor=None) -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from knowledge.retrieval.answer_types import RANKING_ONLY, answer_types, gives_type
+from knowledge.retrieval.answer_types import RANKING_ONLY, answer_types, gives_detail, gives_type, reach_asked
 from knowledge.retrieval.language import SUFFIXES, is_english_stopword, stem, tokens
 from knowledge.retrieval.wordvec import word_vectors
 
@@ -248,12 +248,14 @@ class Decision:
     signals: Signals
     first_probability: float | None = None  # the first stage's, when the second stage decided
     answerability: float | None = None  # the cross-encoder's P(the best snippet answers), when it read one
-    answered_by: str = "model"  # or "place_title": a question asking only where the business is (below)
+    answered_by: str = "model"  # or "place_title" / "reach_detail": a question asking only where the business
+    # is, or only how to reach or pay it (below)
 
 
 # Words for the business's own premises: "Where is your shop?" asks where the business is.
 _PREMISES = frozenset(_stem(word) for word in "shop store office premises place business building outlet showroom "
-                      "workshop studio duka ofisi".split())
+                      "workshop studio garage salon clinic surgery practice spa gym school academy bakery "
+                      "restaurant cafe hotel pharmacy centre center branch yard depot warehouse duka ofisi".split())
 
 
 def asks_only_where(question: str, words: list[str], *, besides: frozenset[str] = frozenset()) -> bool:
@@ -274,6 +276,22 @@ def where_the_business_is(candidates: list, *, question: str, words: list[str]):
         return None
     ranked = sorted((c for c in candidates if c.similarity is not None), key=lambda c: (-c.similarity, c.key))
     return next((c for c in ranked[:COVER_TOP] if "place" in answer_types(c.title)), None)
+
+
+def holding_the_detail(candidates: list, *, question: str):
+    """The best match by meaning that holds the number or address a question asks for when it asks only how
+    to reach or pay the business ("What is your phone number?" -> the location snippet that says "call us on
+    0722 ..."); else None.
+
+    Owners write their number inside another snippet (location, booking, payment) more often than in one of
+    its own, so the encoder finds nothing close to "phone number" and the model refuses; the detail itself
+    says the snippet answers. With no such detail anywhere the question stays refused.
+    """
+    kind = reach_asked(question)
+    if kind is None:
+        return None
+    ranked = sorted(candidates, key=lambda c: (-(c.similarity if c.similarity is not None else -1.0), c.key))
+    return next((c for c in ranked if gives_detail(f"{c.title}\n{c.body}", kind)), None)
 
 
 def _keyword_only(candidates: list) -> bool:
@@ -312,6 +330,9 @@ def decide(candidates: list, *, language: str, question: str = "", words: list[s
             candidates, question=question, words=words if words is not None else tokens(question)) is not None:
         return Decision(probability=p, threshold=model["threshold"], refusal_reason=None, signals=signals,
                         answered_by="place_title")
+    if p < model["threshold"] and holding_the_detail(candidates, question=question) is not None:
+        return Decision(probability=p, threshold=model["threshold"], refusal_reason=None, signals=signals,
+                        answered_by="reach_detail")
     return Decision(probability=p, threshold=model["threshold"],
                     refusal_reason=None if p >= model["threshold"] else REFUSAL_REASON, signals=signals)
 

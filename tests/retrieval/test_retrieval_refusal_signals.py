@@ -160,6 +160,9 @@ PARKING = Cand(key="parking", title="Parking", similarity=0.21,
     ("Where are you located?", ["where", "are", "you", "located"]),
     ("Where is your shop?", ["where", "is", "your", "shop", "shops"]),
     ("Mko wapi?", ["where", "are", "you"]),
+    # the kind of premises a business has names the business too
+    ("Where is your garage?", ["where", "is", "your", "garage"]),
+    ("Where is the clinic?", ["where", "is", "the", "clinic"]),
 ])
 def test_a_question_asking_only_where_the_business_is_finds_the_snippet_titled_for_the_place(question, words):
     assert where_the_business_is([PARKING, LOCATION], question=question, words=words) is LOCATION

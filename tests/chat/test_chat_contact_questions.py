@@ -1,0 +1,111 @@
+"""A customer asking how to reach the business gets the number the owner wrote, wherever it is written."""
+from __future__ import annotations
+
+import pytest
+
+from tests.retrieval.retrieval_kb import kb, mode  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.django_db
+
+TAILOR = [
+    dict(key="location", title="Where to find us",
+         body="We are on the second floor of Mama Ngina House, Shop 12, along Moi Avenue in Nairobi CBD, next to "
+              "the Bata shop. Call or WhatsApp us on 0722 418 903 if you get lost and we will guide you up."),
+    dict(key="payment", title="Paying for your order",
+         body="We take M-Pesa Buy Goods till 5523108 and cash. A 50% deposit is paid when you order; the rest "
+              "when you collect."),
+    dict(key="turnaround", title="How long alterations take",
+         body="Hemming and zips take two days. A suit takes 2 to 3 weeks including two fittings."),
+    dict(key="own_fabric", title="Bringing your own fabric",
+         body="You are welcome to bring your own kitenge or suit fabric. We tell you how many metres to buy."),
+    dict(key="delivery", title="Delivery",
+         body="Within Nairobi a boda delivers finished clothes for KES 300. Outside Nairobi we send through "
+              "Easy Coach at your cost. We don't pick up clothes from homes."),
+    dict(key="fittings", title="Fittings",
+         body="Made-to-measure clothes have one or two fittings. Please come in the shoes you will wear."),
+]
+
+
+@pytest.fixture
+def tailor(kb, mode):
+    mode("hybrid")
+    return [kb(**item) for item in TAILOR]
+
+
+def _turn(message: str):
+    from conversations import services
+
+    return services.turn_run(services.TurnInput(message=message, channel="chat"))
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("What is your phone number?", "phone"), ("whats ur numba", "phone"), ("How can I contact you?", "phone"),
+    ("Do you have WhatsApp?", "phone"), ("Namba yenu ya simu ni gani?", "phone"),
+    ("What is your till number?", "payment"), ("mpesa paybil number pls", "payment"),
+    ("What is your email address?", "email"), ("What's your number?", "phone"),
+    # asking about something: the refusal model decides
+    ("What is your emergency number?", None), ("Can you email me the receipt?", None),
+    ("Can I pay with M-Pesa?", None), ("Is there parking?", None),
+])
+def test_it_reads_a_question_asking_only_how_to_reach_or_pay_the_business(question, kind):
+    from knowledge.retrieval.answer_types import reach_asked
+
+    assert reach_asked(question) == kind
+
+
+def test_a_detail_is_a_number_or_address_written_out():
+    from knowledge.retrieval.answer_types import gives_detail
+
+    assert gives_detail("Call or WhatsApp us on 0722 418 903 if you get lost.", "phone")
+    assert gives_detail("WhatsApp +254 711 902 533 or call 051 221 4870.", "phone")
+    assert gives_detail("Write to hello@fundi.co.ke.", "phone")  # an address answers "how can I contact you?"
+    assert gives_detail("We take M-Pesa Buy Goods till 5523108 and cash.", "payment")
+    assert not gives_detail("A suit takes 2 to 3 weeks.", "phone")
+    assert not gives_detail("Call us on 0722 418 903.", "email")
+    assert not gives_detail("Pay by M-Pesa when you collect.", "payment")
+
+
+@pytest.mark.parametrize("question", ["What is your phone number?", "whats ur numba", "Can I call you?"])
+def test_the_number_written_inside_the_location_snippet_answers_a_phone_question(tailor, question):
+    result = _turn(question)
+    assert result.refusal_reason is None
+    assert [c["key"] for c in result.citations] == ["location"]
+    # the sentence holding the number leads; the directions are not what was asked
+    assert result.answer.split(": ", 1)[1].startswith("Call or WhatsApp us on 0722 418 903")
+
+
+def test_a_swahili_customer_gets_the_number_too(tailor):
+    result = _turn("Namba yenu ya simu ni gani?")
+    assert result.refusal_reason is None and "0722 418 903" in result.answer
+
+
+def test_the_till_number_comes_from_the_payment_snippet(tailor):
+    result = _turn("What is your till number?")
+    assert result.refusal_reason is None
+    assert result.citations[0]["key"] == "payment" and "5523108" in result.answer
+
+
+def test_a_detail_the_knowledge_does_not_hold_is_still_refused(tailor, kb):
+    assert _turn("What's your email?").refusal_reason == "no_relevant_context"
+    kb(key="orders", title="Orders by e-mail", body="Corporate uniform orders: write to orders@mamangina.co.ke.")
+    answered = _turn("What's your email?")
+    assert answered.refusal_reason is None and "orders@mamangina.co.ke" in answered.answer
+
+
+def test_without_a_number_anywhere_a_phone_question_is_refused(kb, mode):
+    mode("hybrid")
+    for item in TAILOR:
+        body = item["body"].replace(" Call or WhatsApp us on 0722 418 903 if you get lost and we will guide you up.",
+                                    "")
+        kb(**{**item, "body": body})
+    assert _turn("What is your phone number?").refusal_reason == "no_relevant_context"
+
+
+def test_retrieval_records_that_the_detail_answered_and_led(tailor):
+    from knowledge.retrieval import fetch_snippets
+
+    found = fetch_snippets("other", query="What is your phone number?", channel="chat")
+    assert found.refusal_reason is None and found.snippets[0].key == "location"
+    assert found.debug["refusal"]["answered_by"] == "reach_detail"
+    till = fetch_snippets("other", query="What is your till number?", channel="chat")
+    assert till.snippets[0].key == "payment"
