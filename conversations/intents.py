@@ -70,7 +70,10 @@ _RULES: list[tuple[str, re.Pattern, float]] = [
     ("cancel", re.compile(
         r"\b(i|we|i am|we are|need to|have to|has to|want to|would like to|must|please|kindly|gotta)\b[^?.!]{0,25}"
         r"\bcancel\w*\b|\bcancel\w* (my|our|the|this|that|it|his|her|booking|appointment|session)\b"
+        # ("I can't come to Thika myself, can you collect the car?" asks for another way, not to cancel)
         r"|\b(can not|cannot|won't|will not|can't|not able to|unable to) (make|come|attend)\b"
+        r"(?! (myself|personally|in person)\b| to (?!(my|the|our|this|that|it|appointment|session|booking|lesson"
+        r"|class|test)\b)[a-z])"
         r"|\bcall off\b"), 0.9),
     ("cancel", re.compile(r"\b(ku|ni|tu|na)?ghairi\w*|\bsitaweza kuja\b|\bsitakuja\b|\bsitafika\b"
                           r"|\bnaomba kufuta\b|\bkufuta (miadi|booking)\b"), 0.9),

@@ -128,3 +128,16 @@ def test_a_price_the_facts_answer_alone_is_no_gap(chat):
     (body,) = ask(chat, "How much is a Swedish massage?")
     assert body["intent"] == "services" and "facts:services" in [c["key"] for c in body["citations"]]
     assert not Event.objects.filter(name="knowledge_gap_candidate").exists()
+
+
+@pytest.mark.parametrize("message, cancel", [
+    ("I can't make it tomorrow", True),
+    ("Something came up and I can't make tomorrow morning. Will I be charged?", True),
+    ("I can't come to my appointment on Friday", True),
+    ("I cannot come to the session today", True),
+    # not coming to the premises asks for another way to be served, not to cancel anything
+    ("I travel a lot for work and can't come to Thika myself. Is there a way you get the car and return it?", False),
+    ("I can't come in person, can you deliver?", False),
+])
+def test_not_being_able_to_come_cancels_only_a_booking(message, cancel):
+    assert (intents.classify(message, embed=False).intent == "cancel") is cancel
