@@ -27,7 +27,7 @@ from conversations.i18n import detect_language, phrase
 from conversations.prompting import AssembledPrompt, Source
 from conversations.providers.base import Provider, ProviderResult, TextDelta
 from knowledge.retrieval.answer_types import answer_types, gives_detail, gives_type, question_pieces, reach_asked
-from knowledge.retrieval.language import stem
+from knowledge.retrieval.language import stem, tokens
 
 MODEL_NAME = "extractive-1"
 SERVICES_KEY = "facts:services"  # conversations.facts.SERVICES_KEY (the provider reads no models)
@@ -104,6 +104,19 @@ def _typed_asked(question: str) -> frozenset[str]:
     if detect_language(question) != "en":
         return frozenset()
     return frozenset(answer_types(question) & {"price", "time", "duration"})
+
+
+def _asks_where(question: str) -> bool:
+    """Whether one part of a message asks only where the business is."""
+    from knowledge.retrieval.relevance import asks_where_the_business_is
+
+    return any(asks_where_the_business_is(piece, tokens(piece))
+               for piece in question_pieces(question, join_elliptical=False))
+
+
+def _gives_the_place(item: Scored) -> bool:
+    """A sentence giving a place, of a source the owner titled for the place ("Where to find us")."""
+    return "place" in answer_types(item.candidate.source.title) and gives_type(item.candidate.text, "place")
 
 
 def strip_metadata(text: str) -> str:
@@ -280,8 +293,10 @@ class ExtractiveProvider(Provider):
             matching = [s for s in services if best > 0 and s.coverage >= best * CLOSE_TO_BEST] or services
             kept = matching + [s for s in facts if s.candidate.source.key != SERVICES_KEY]
             chosen += sorted(kept, key=_reading_order)[:MAX_FACT_LINES]
-            # Beside the facts, knowledge only where it speaks to the question.
-            knowledge = [s for s in knowledge if s.coverage > 0]
+            # Beside the facts, knowledge only where it speaks to the question; a part asking only where the
+            # business is shares no word with the address that answers it.
+            place = _asks_where(prompt.question)
+            knowledge = [s for s in knowledge if s.coverage > 0 or place and _gives_the_place(s)]
         room = self.max_sentences - (1 if chosen else 0)
         if knowledge and room > 0:
             # Retrieval ranked the sources with more signals than word overlap: its top source leads (letting
@@ -344,11 +359,18 @@ class ExtractiveProvider(Provider):
         lead source left unanswered; a single question gets nothing more (a second source there was most
         often a sentence that does not answer it)."""
         parts = question_parts(prompt.question)
-        if len(parts) < 2 or room <= 0:
-            return []
-        covered = set().union(*(s.matched for s in picked)) if picked else set()
         used = {top_ref}
         extra: list[Scored] = []
+        pieces = question_pieces(prompt.question, join_elliptical=False)
+        if room > 0 and len(pieces) > 1 and _asks_where(prompt.question):
+            # "..., and where are you?" has no word to match: the place snippet's address answers it.
+            found = next((s for s in knowledge if s.candidate.source.ref not in used and _gives_the_place(s)), None)
+            if found is not None:
+                extra.append(found)
+                used.add(found.candidate.source.ref)
+        if len(parts) < 2 or room <= len(extra):
+            return extra
+        covered = set().union(*(s.matched for s in picked)) if picked else set()
         for part in parts:
             terms = _part_terms(part, weights)
             if not terms or len(extra) >= room:

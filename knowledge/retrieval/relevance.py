@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from knowledge.retrieval.answer_types import RANKING_ONLY, answer_types, gives_detail, gives_type, reach_asked
+from knowledge.retrieval.answer_types import (RANKING_ONLY, answer_types, gives_detail, gives_type, question_pieces,
+                                             reach_asked)
 from knowledge.retrieval.language import SUFFIXES, is_english_stopword, stem, tokens
 from knowledge.retrieval.wordvec import word_vectors
 
@@ -263,7 +264,12 @@ def asks_only_where(question: str, words: list[str], *, besides: frozenset[str] 
     return "place" in answer_types(question) and not {_stem(word) for word in salient_words(words)} - besides
 
 
-def where_the_business_is(candidates: list, *, question: str, words: list[str]):
+def asks_where_the_business_is(question: str, words: list[str]) -> bool:
+    """Whether a question asks nothing but where the business is ("Where is your shop?", "Mko wapi?")."""
+    return asks_only_where(question, words, besides=_PREMISES)
+
+
+def where_the_business_is(candidates: list, *, question: str, words: list[str], top: int = COVER_TOP):
     """The snippet an owner titled for the place ("Where to find us", "Our location", "Mahali tulipo"), among the
     best matches by meaning, when the question asks nothing but where the business is; else None.
 
@@ -272,10 +278,23 @@ def where_the_business_is(candidates: list, *, question: str, words: list[str]):
     the snippet answers; a snippet that only mentions a place ("Parking: enter from Rhapta Road") does not
     answer it.
     """
-    if not asks_only_where(question, words, besides=_PREMISES):
+    if not asks_where_the_business_is(question, words):
         return None
     ranked = sorted((c for c in candidates if c.similarity is not None), key=lambda c: (-c.similarity, c.key))
-    return next((c for c in ranked[:COVER_TOP] if "place" in answer_types(c.title)), None)
+    return next((c for c in ranked[:top] if "place" in answer_types(c.title)), None)
+
+
+def place_for_a_part(candidates: list, *, question: str):
+    """For a message one part of which asks only where the business is ("How much is a minor service, and where
+    are you?"): the snippet the owner titled for the place, anywhere among the candidates (the message's meaning
+    is mostly its other part's); else None."""
+    pieces = question_pieces(question, join_elliptical=False)
+    if len(pieces) < 2:
+        return None
+    place = next((piece for piece in pieces if asks_where_the_business_is(piece, tokens(piece))), None)
+    if place is None:
+        return None
+    return where_the_business_is(candidates, question=place, words=tokens(place), top=len(candidates))
 
 
 def holding_the_detail(candidates: list, *, question: str):
@@ -328,6 +347,9 @@ def decide(candidates: list, *, language: str, question: str = "", words: list[s
             return staged
     if p < model["threshold"] and where_the_business_is(
             candidates, question=question, words=words if words is not None else tokens(question)) is not None:
+        return Decision(probability=p, threshold=model["threshold"], refusal_reason=None, signals=signals,
+                        answered_by="place_title")
+    if p < model["threshold"] and place_for_a_part(candidates, question=question) is not None:
         return Decision(probability=p, threshold=model["threshold"], refusal_reason=None, signals=signals,
                         answered_by="place_title")
     if p < model["threshold"] and holding_the_detail(candidates, question=question) is not None:

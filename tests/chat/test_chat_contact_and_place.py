@@ -1,4 +1,5 @@
-"""A customer asking how to reach the business gets the number the owner wrote, wherever it is written."""
+"""A customer asking how to reach the business gets the number the owner wrote, wherever it is written; one
+asking where it is, beside another question, gets the address too."""
 from __future__ import annotations
 
 import pytest
@@ -109,3 +110,39 @@ def test_retrieval_records_that_the_detail_answered_and_led(tailor):
     assert found.debug["refusal"]["answered_by"] == "reach_detail"
     till = fetch_snippets("other", query="What is your till number?", channel="chat")
     assert till.snippets[0].key == "payment"
+
+
+@pytest.fixture
+def tailor_with_hours(tailor):
+    from tests.support.spa import seed_facts
+
+    seed_facts()
+    return tailor
+
+
+def _cited(result) -> list[str]:
+    return [c["key"] for c in result.citations]
+
+
+@pytest.mark.parametrize("question, facts", [
+    ("Where are you, and what time do you open on Saturday?", "facts:hours"),
+    ("Are you open on Sunday, and where are you?", "facts:hours"),
+    ("How much is a Swedish massage and where are you?", "facts:services"),
+])
+def test_where_are_you_beside_a_facts_question_gets_the_address_too(tailor_with_hours, question, facts):
+    result = _turn(question)
+    assert result.refusal_reason is None
+    assert _cited(result)[0] == facts and "location" in _cited(result)
+    assert "Moi Avenue" in result.answer
+
+
+def test_where_are_you_beside_another_knowledge_question_gets_both(tailor):
+    result = _turn("Do you deliver, and where are you?")
+    assert {"delivery", "location"} <= set(_cited(result))
+    assert "Moi Avenue" in result.answer and "boda" in result.answer
+
+
+def test_a_part_the_knowledge_cannot_answer_is_left_out_beside_the_address(tailor):
+    result = _turn("Do you sell shoes and where are you?")
+    assert result.refusal_reason is None
+    assert _cited(result) == ["location"]
