@@ -146,3 +146,13 @@ def test_a_part_the_knowledge_cannot_answer_is_left_out_beside_the_address(tailo
     result = _turn("Do you sell shoes and where are you?")
     assert result.refusal_reason is None
     assert _cited(result) == ["location"]
+
+
+def test_a_small_knowledge_base_read_whole_answers_them_too(kb, mode):
+    mode("inline")  # a new business under the inline caps reads its whole knowledge
+    for item in TAILOR:
+        kb(**item)
+    phone = _turn("What is your phone number?")
+    assert phone.refusal_reason is None and "0722 418 903" in phone.answer
+    both = _turn("Do you deliver, and where are you?")
+    assert "Moi Avenue" in both.answer and "boda" in both.answer
