@@ -143,8 +143,14 @@ def split_sentences(text: str) -> list[str]:
 
 
 def content_terms(text: str) -> set[str]:
-    words = re.findall(r"[^\W_]+", (text or "").lower())
+    lowered = (text or "").lower()
+    words = re.findall(r"[^\W_]+", lowered)
+    # A hyphenated word is also read whole: customers write "mpesa", "wifi", "pickup" ("M-Pesa", "Wi-Fi", ...).
+    words += [word.replace("-", "") for word in _HYPHENATED.findall(lowered)]
     return {stem(word) for word in words if word not in _STOPWORDS and (len(word) > 1 or word.isdigit())}
+
+
+_HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
 
 
 def terms_match(question_term: str, term: str) -> bool:

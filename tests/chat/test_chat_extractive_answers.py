@@ -226,3 +226,10 @@ def test_a_word_and_its_other_form_meet_when_they_open_alike():
     assert not terms_match("internet", "interval")  # six letters alike are not enough
     # "pregnant" is the question's rarest word: the sentence about pregnancy answers it
     assert "during pregnancy" in _answer("Can I whiten while pregnant?", WHITENING).text
+
+
+def test_a_word_written_whole_meets_the_owners_hyphenated_one():
+    payment = ("payment_methods", "Ways to pay", "We don't have a card machine, so we can't take Visa or Mastercard. "
+               "You can pay by M-Pesa to our Buy Goods Till 5523108 or in cash.")
+    answer = _answer("do you take mpesa", payment)
+    assert "Till 5523108" in answer.text
