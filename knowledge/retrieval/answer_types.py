@@ -98,7 +98,10 @@ def gives_type(text: str, name: str) -> bool:
 _PART_BREAK = re.compile(
     r"\?+\s*|[.;]\s+|,\s*(?:and|also|plus|but|na|pia|halafu)\s+"
     r"|\s+(?:and|also)\s+(?=(?:do|does|did|can|could|is|are|was|will|would|should|how|what|when|where|which|who|"
-    r"why|if|i|you|your|there)\b)", re.I)
+    r"why|if|i|you|your|there)\b)"
+    # "Mko wapi na mnafungua saa ngapi?": "na" before a verb put to the business ("mna-", "mme-") or a question
+    # opener; "mta-" is left out, since it also opens nouns ("mtaalamu").
+    r"|\s+na\s+(?=(?:mna\w+|mme\w+|kuna|je|naweza|mnaweza)\b)", re.I)
 
 # How a sentence opens when it asks something (English, Swahili), whatever punctuation ends it.
 _ASKS = re.compile(
@@ -126,7 +129,8 @@ def question_pieces(question: str, *, join_elliptical: bool = True) -> list[str]
         if not piece.strip():
             continue
         told = "?" in text and "?" not in (match.group(0) if match else "") and not _ASKS.match(piece)
-        if not told or (match is not None and "," in match.group(0)):
+        # A part joined to the next by ", and" or by "na" is asked, however it opens ("Mko wapi na ...").
+        if not told or (match is not None and ("," in match.group(0) or match.group(0).strip().lower() == "na")):
             if join_elliptical and pieces and _elliptical(piece):
                 # "Mnaleta hadi Langas? Ni pesa ngapi?": the price asked is the delivery's, one question.
                 pieces[-1] = f"{pieces[-1]}, {piece.strip()}"

@@ -150,8 +150,8 @@ WORDS: dict[str, str] = {
     "walemavu": "disabled disability", "kampuni": "company",
     # things, weather and building
     "mvua": "rain", "matope": "mud", "rangi": "colour paint", "kamera": "camera", "fupi": "short",
-    "nzito": "heavy thick", "mazito": "heavy thick", "mbao": "timber wood", "vipimo": "measurements size",
-    "kipimo": "measurement size", "saruji": "cement", "msingi": "foundation", "cheche": "sparks",
+    "nzito": "heavy thick", "mazito": "heavy thick", "mbao": "timber wood", "vipimo": "measurements size tests",
+    "kipimo": "measurement size test", "saruji": "cement", "msingi": "foundation", "cheche": "sparks",
     "kibanda": "shed shelter", "kufuli": "padlock lock", "makabati": "lockers cupboards", "pointi": "points",
     "mnakata": "cut", "kukata": "cut", "mnafua": "wash laundry clean",
     # sport and health

@@ -28,6 +28,7 @@ import numpy as np
 
 from knowledge.retrieval.answer_types import (RANKING_ONLY, answer_types, gives_detail, gives_type, question_pieces,
                                              reach_asked)
+from knowledge.retrieval import glossary_sw
 from knowledge.retrieval.language import SUFFIXES, is_english_stopword, stem, tokens
 from knowledge.retrieval.wordvec import word_vectors
 
@@ -265,8 +266,10 @@ def asks_only_where(question: str, words: list[str], *, besides: frozenset[str] 
 
 
 def asks_where_the_business_is(question: str, words: list[str]) -> bool:
-    """Whether a question asks nothing but where the business is ("Where is your shop?", "Mko wapi?")."""
-    return asks_only_where(question, words, besides=_PREMISES)
+    """Whether a question asks nothing but where the business is ("Where is your shop?", "Mko wapi?"); its words
+    as written or as the glossary reads them (Swahili function words say nothing of a topic)."""
+    return asks_only_where(question, [word for word in words if word not in glossary_sw.STOPWORDS],
+                           besides=_PREMISES)
 
 
 def where_the_business_is(candidates: list, *, question: str, words: list[str], top: int = COVER_TOP):

@@ -128,6 +128,7 @@ def _cited(result) -> list[str]:
     ("Where are you, and what time do you open on Saturday?", "facts:hours"),
     ("Are you open on Sunday, and where are you?", "facts:hours"),
     ("How much is a Swedish massage and where are you?", "facts:services"),
+    ("Mko wapi na mnafungua saa ngapi Jumamosi?", "facts:hours"),
 ])
 def test_where_are_you_beside_a_facts_question_gets_the_address_too(tailor_with_hours, question, facts):
     result = _turn(question)

@@ -136,6 +136,17 @@ def test_a_question_that_only_asks_how_much_or_how_long_belongs_to_the_question_
     assert [source.key for _, source, _ in answer.cited] == ["delivery_zones"]
 
 
+@pytest.mark.parametrize("message, pieces", [
+    ("Mko wapi na mnafungua saa ngapi Jumapili?", ["Mko wapi", "mnafungua saa ngapi Jumapili"]),
+    ("Kuna parking na mnakubali kadi ya benki?", ["Kuna parking", "mnakubali kadi ya benki"]),
+    # "na" between nouns, or before a noun that opens like a verb, joins no questions
+    ("Chai na mkate ni bei gani?", ["Chai na mkate ni bei gani"]),
+    ("Naweza kuongea na mtaalamu kwa simu kwanza?", ["Naweza kuongea na mtaalamu kwa simu kwanza"]),
+])
+def test_swahili_na_before_a_second_question_parts_the_message(message, pieces):
+    assert question_pieces(message, join_elliptical=False) == pieces
+
+
 def test_what_a_customer_tells_before_asking_is_context_not_a_question_part():
     assert question_pieces("The matatu is stuck in traffic. Will I lose my slot?") == ["Will I lose my slot"]
     assert question_pieces("I hate crowds. When can I come in?") == ["When can I come in"]

@@ -55,6 +55,7 @@ SALON = [
     _fact("Curtain Sewing (per panel)", "600", None),
     _fact("Button Replacement", "100", 15, "Sew on up to 4 buttons; buttons included."),
     _fact("Dental X-ray (single)", "700", 10),
+    _fact("Malaria Rapid Test", "300", 20),
 ]
 
 
@@ -91,6 +92,7 @@ SALON = [
     # the row whose name and description account for every word another accounts for, and more, wins
     ("how much to sew on buttons", ["Button Replacement"]),
     ("how much for an xray", ["Dental X-ray (single)"]),  # a hyphenated name written as one word
+    ("Bei ya kipimo cha malaria ni ngapi?", ["Malaria Rapid Test"]),  # "kipimo" is a test as well as a measure
 ])
 def test_a_named_service_is_found_in_any_form(question, expected):
     assert named_services(question, SALON) == expected
