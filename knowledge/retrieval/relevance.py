@@ -312,7 +312,10 @@ def holding_the_detail(candidates: list, *, question: str):
     kind = reach_asked(question)
     if kind is None:
         return None
-    ranked = sorted(candidates, key=lambda c: (-(c.similarity if c.similarity is not None else -1.0), c.key))
+    # The owner's main number is the one written where they say where they are or how to reach them ("Where
+    # to find us", "How to book"), not the night line's.
+    ranked = sorted(candidates, key=lambda c: (not answer_types(c.title) & {"place", "contact"},
+                                               -(c.similarity if c.similarity is not None else -1.0), c.key))
     return next((c for c in ranked if gives_detail(f"{c.title}\n{c.body}", kind)), None)
 
 

@@ -157,3 +157,10 @@ def test_a_small_knowledge_base_read_whole_answers_them_too(kb, mode):
     assert phone.refusal_reason is None and "0722 418 903" in phone.answer
     both = _turn("Do you deliver, and where are you?")
     assert "Moi Avenue" in both.answer and "boda" in both.answer
+
+
+def test_the_number_where_the_owner_says_where_they_are_is_the_one_given(tailor, kb):
+    kb(key="night_line", title="Urgent alterations at night",
+       body="For a wedding-day emergency after hours, phone our night tailor on 0799 100 200 (calls only).")
+    result = _turn("What is your phone number?")
+    assert result.citations[0]["key"] == "location" and "0722 418 903" in result.answer
