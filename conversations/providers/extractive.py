@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -112,6 +113,21 @@ def _asks_where(question: str) -> bool:
 
     return any(asks_where_the_business_is(piece, tokens(piece))
                for piece in question_pieces(question, join_elliptical=False))
+
+
+def _asks_where_only(question: str) -> bool:
+    """Whether a message asks nothing but where the business is."""
+    from knowledge.retrieval.relevance import asks_where_the_business_is
+
+    return asks_where_the_business_is(question, tokens(question))
+
+
+@lru_cache(maxsize=1)
+def _premise_terms() -> frozenset[str]:
+    """Words for the business's premises ("your shop", "the pharmacy"), as the answer compares words."""
+    from knowledge.retrieval.relevance import PREMISES_WORDS
+
+    return frozenset(content_terms(" ".join(PREMISES_WORDS)))
 
 
 def _gives_the_place(item: Scored) -> bool:
@@ -251,7 +267,9 @@ class ExtractiveProvider(Provider):
         """Per candidate: the question words it covers (stemmed), their rarity-weighted share of the question
         (`coverage`), and `score` = coverage + the optional similarity, rounded so ties are stable; plus each
         question word's share of the question."""
-        question = content_terms(prompt.question)
+        # "Where is your pharmacy?" wants the address, not the sentence that repeats the business's name.
+        where = _asks_where_only(prompt.question)
+        question = content_terms(prompt.question) - (_premise_terms() if where else frozenset())
         matches = [matched_terms(question, content_terms(candidate.text)) for candidate in candidates]
         total = len(candidates)
         frequency: dict[str, int] = {}
@@ -270,7 +288,7 @@ class ExtractiveProvider(Provider):
             value = coverage + (0.5 * max(0.0, similarities[index]) if similarities is not None else 0.0)
             if typed and any(gives_type(candidate.text, name) for name in typed):
                 value += TYPE_BONUS
-            if detail and gives_detail(candidate.text, detail):
+            if detail and gives_detail(candidate.text, detail) or where and gives_type(candidate.text, "place"):
                 value += TYPE_BONUS
             scored.append(Scored(candidate=candidate, matched=matched, coverage=coverage, score=round(value, 4)))
         # Shares among the words the knowledge can answer at all, so a word nothing mentions does not make

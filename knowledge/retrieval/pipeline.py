@@ -17,8 +17,8 @@ from knowledge.retrieval.fusion import TRUNCATE_TOP, Weights, apply_threshold, b
 from knowledge.retrieval.graduation import graduation_check_after_overflow
 from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, english_reading, expand_shorthand,
                                          expand_swahili, is_swahili_text, tokens)
-from knowledge.retrieval.relevance import (asks_only_where, asks_where_the_business_is, decide, holding_the_detail,
-                                          place_for_a_part)
+from knowledge.retrieval.relevance import (asks_where_the_business_is, decide, holding_the_detail, place_for_a_part,
+                                          where_the_business_is)
 from knowledge.retrieval.rewrite import query_rewrite
 from knowledge.retrieval.spelling import corrections
 from knowledge.retrieval.trivial import is_trivial
@@ -63,7 +63,7 @@ _PLACE_READING = "location address directions"
 
 def _type_only_reading(text: str, embedding_text: str, english_words: list[str]) -> str:
     """The embedded text of a question asking only for the business's place, read with the place words."""
-    if not asks_only_where(text, english_words):
+    if not asks_where_the_business_is(text, english_words):
         return embedding_text
     return f"{embedding_text} {_PLACE_READING}"
 
@@ -242,6 +242,12 @@ def _lead_with_place(result: Retrieval, pool: list[Candidate], *, question: str,
     leads when that part is asked first ("Where are you, and what time do you open on Saturday?"), and is among
     the retrieved otherwise, and alone when only the place rule answered (`alone`). The whole message's meaning
     is mostly the other part's, and that part shares no word with an address."""
+    if len(question_pieces(question, join_elliptical=False)) < 2:
+        # "Where is your shop?": the snippet titled for the place among the closest, before one that says "shop"
+        words = tokens(question)
+        if asks_where_the_business_is(question, words):
+            _lead_with(result, where_the_business_is(pool, question=question, words=words), why="place_lead")
+        return
     holder = place_for_a_part(pool, question=question)
     if holder is None:
         return

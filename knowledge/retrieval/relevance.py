@@ -255,9 +255,10 @@ class Decision:
 
 
 # Words for the business's own premises: "Where is your shop?" asks where the business is.
-_PREMISES = frozenset(_stem(word) for word in "shop store office premises place business building outlet showroom "
-                      "workshop studio garage salon clinic surgery practice spa gym school academy bakery "
-                      "restaurant cafe hotel pharmacy centre center branch yard depot warehouse duka ofisi".split())
+PREMISES_WORDS = ("shop store office premises place business building outlet showroom workshop studio garage salon "
+                  "clinic surgery practice spa gym school academy bakery restaurant cafe hotel pharmacy centre center "
+                  "branch yard depot warehouse duka ofisi").split()
+_PREMISES = frozenset(_stem(word) for word in PREMISES_WORDS)
 
 
 def asks_only_where(question: str, words: list[str], *, besides: frozenset[str] = frozenset()) -> bool:

@@ -164,3 +164,11 @@ def test_the_number_where_the_owner_says_where_they_are_is_the_one_given(tailor,
        body="For a wedding-day emergency after hours, phone our night tailor on 0799 100 200 (calls only).")
     result = _turn("What is your phone number?")
     assert result.citations[0]["key"] == "location" and "0722 418 903" in result.answer
+
+
+def test_where_is_your_shop_is_answered_from_the_location_not_a_snippet_saying_shop(tailor, kb):
+    kb(key="parking", title="Parking",
+       body="There are three parking bays right in front of the shop, free for customers for up to 20 minutes; "
+            "otherwise use the county street parking on Moi Avenue.")
+    result = _turn("Where is your shop?")
+    assert result.citations[0]["key"] == "location" and "Moi Avenue" in result.answer

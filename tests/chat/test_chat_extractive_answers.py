@@ -244,3 +244,10 @@ def test_a_word_written_whole_meets_the_owners_hyphenated_one():
                "You can pay by M-Pesa to our Buy Goods Till 5523108 or in cash.")
     answer = _answer("do you take mpesa", payment)
     assert "Till 5523108" in answer.text
+
+
+def test_where_is_your_shop_gets_the_address_not_the_sentence_naming_the_shop():
+    location = ("location", "Where to find us", "Our Google Maps pin is \"Uzima Pharmacy Kisumu\". We are on the "
+                "ground floor of Lakeview House on Oginga Odinga Street, between Equity Bank and the Post Office.")
+    answer = _answer("Where is your pharmacy?", location)
+    assert answer.text.startswith("Here is what I found: We are on the ground floor of Lakeview House")
