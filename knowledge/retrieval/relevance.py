@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+from knowledge.retrieval import glossary_sw
 from knowledge.retrieval.answer_types import (RANKING_ONLY, answer_types, gives_detail, gives_type, question_pieces,
                                              reach_asked)
-from knowledge.retrieval import glossary_sw
 from knowledge.retrieval.language import SUFFIXES, is_english_stopword, stem, tokens
 from knowledge.retrieval.wordvec import word_vectors
 
@@ -302,9 +302,9 @@ def place_for_a_part(candidates: list, *, question: str):
 
 
 def holding_the_detail(candidates: list, *, question: str):
-    """The best match by meaning that holds the number or address a question asks for when it asks only how
-    to reach or pay the business ("What is your phone number?" -> the location snippet that says "call us on
-    0722 ..."); else None.
+    """The snippet holding the number or address a question asks for when it asks only how to reach or pay the
+    business ("What is your phone number?" -> the location snippet that says "call us on 0722 ..."): one the
+    owner titled for the place or for reaching them first, then the best match by meaning; else None.
 
     Owners write their number inside another snippet (location, booking, payment) more often than in one of
     its own, so the encoder finds nothing close to "phone number" and the model refuses; the detail itself
@@ -352,18 +352,24 @@ def decide(candidates: list, *, language: str, question: str = "", words: list[s
         staged = _second_stage(candidates, p, stage, read_text or question, signals)
         if staged is not None:
             return staged
-    if p < model["threshold"] and where_the_business_is(
-            candidates, question=question, words=words if words is not None else tokens(question)) is not None:
-        return Decision(probability=p, threshold=model["threshold"], refusal_reason=None, signals=signals,
-                        answered_by="place_title")
-    if p < model["threshold"] and place_for_a_part(candidates, question=question) is not None:
-        return Decision(probability=p, threshold=model["threshold"], refusal_reason=None, signals=signals,
-                        answered_by="place_title")
-    if p < model["threshold"] and holding_the_detail(candidates, question=question) is not None:
-        return Decision(probability=p, threshold=model["threshold"], refusal_reason=None, signals=signals,
-                        answered_by="reach_detail")
+    if p < model["threshold"]:
+        rule = _answering_rule(candidates, question=question, words=words if words is not None else tokens(question))
+        if rule is not None:
+            return Decision(probability=p, threshold=model["threshold"], refusal_reason=None, signals=signals,
+                            answered_by=rule)
     return Decision(probability=p, threshold=model["threshold"],
                     refusal_reason=None if p >= model["threshold"] else REFUSAL_REASON, signals=signals)
+
+
+def _answering_rule(candidates: list, *, question: str, words: list[str]) -> str | None:
+    """Which rule answers a question the model refused: where the business is (alone or as one part of the
+    message), or how to reach or pay it; None when none does."""
+    if (where_the_business_is(candidates, question=question, words=words) is not None
+            or place_for_a_part(candidates, question=question) is not None):
+        return "place_title"
+    if holding_the_detail(candidates, question=question) is not None:
+        return "reach_detail"
+    return None
 
 
 def _second_stage(candidates: list, first: float, stage: dict, text: str, signals: Signals) -> Decision | None:
