@@ -54,3 +54,24 @@ def test_a_customer_asking_two_things_gets_an_answer_and_a_source_for_each(site)
         sources = bot.locator(".sources").inner_text()
         assert "Parking" in sources and "Cancellation policy" in sources
         page.screenshot(path=f"{SHOTS}/chat_two_questions.png", full_page=True)
+
+
+def test_a_customer_asking_where_and_when_and_for_the_number_gets_them(site):
+    from knowledge.services import snippet_version_create, snippet_versions_embed
+
+    location = snippet_version_create(
+        key="location", title="Where to find us", category="facility", role="retrieved", status="accepted",
+        body="We are on the 3rd floor of Mirage Tower, Chiromo Road, Westlands. If you get lost, call or WhatsApp "
+             "us on 0722 418 903 and reception will guide you up.", enforce_release_gate=False, queue_embedding=False)
+    snippet_versions_embed(version_ids=[location.pk])
+    os.makedirs(SHOTS, exist_ok=True)
+    with chromium_page(height=1000) as page:
+        sign_in(page, url=f"{site}/chat/", username="chat-owner", password="pw-chat-12345")
+        both = _send(page, "Where are you, and what time do you open on Saturday?", 0)
+        answer = both.locator(".answer").inner_text()
+        assert "Chiromo Road" in answer and "09:00" in answer
+        assert "Where to find us" in both.locator(".sources").inner_text()
+        number = _send(page, "whats ur numba", 1)
+        assert "0722 418 903" in number.locator(".answer").inner_text()
+        assert "refused" not in (number.get_attribute("class") or "")
+        page.screenshot(path=f"{SHOTS}/chat_where_and_number.png", full_page=True)
