@@ -320,7 +320,10 @@ class ExtractiveProvider(Provider):
             # Beside the facts, knowledge only where it speaks to the question; a part asking only where the
             # business is shares no word with the address that answers it.
             place = _asks_where(prompt.question)
-            knowledge = [s for s in knowledge if s.coverage > 0 or place and _gives_the_place(s)]
+            # With a place part, the facts answer the rest: a sentence repeating only their words ("we open at
+            # 10:00 on public holidays" beside Saturday's hours) is not kept.
+            told = frozenset().union(*(s.matched for s in chosen)) if place else frozenset()
+            knowledge = [s for s in knowledge if s.matched - told or place and _gives_the_place(s)]
         room = self.max_sentences - (1 if chosen else 0)
         if knowledge and room > 0:
             # Retrieval ranked the sources with more signals than word overlap: its top source leads (letting

@@ -172,3 +172,17 @@ def test_where_is_your_shop_is_answered_from_the_location_not_a_snippet_saying_s
             "otherwise use the county street parking on Moi Avenue.")
     result = _turn("Where is your shop?")
     assert result.citations[0]["key"] == "location" and "Moi Avenue" in result.answer
+
+
+def test_beside_the_hours_and_the_address_nothing_repeating_the_hours_is_quoted(kb, mode):
+    from tests.support.spa import seed_facts
+
+    mode("inline")  # the whole small knowledge base is read, the holiday hours too
+    seed_facts()
+    kb(key="location", title="Where to find us", body="We are on the 3rd floor of Mirage Tower, Chiromo Road, "
+       "Westlands. If you get lost, call or WhatsApp us on 0722 418 903 and reception will guide you up.")
+    kb(key="public_holiday_hours", title="Public holiday hours", body="On Kenyan public holidays we usually open "
+       "from 10:00 to 16:00. We are closed on Christmas Day and New Year's Day.")
+    kb(key="parking", title="Parking", body="Free parking for guests is available in the basement of Mirage Tower.")
+    result = _turn("Where are you, and what time do you open on Saturday?")
+    assert _cited(result) == ["facts:hours", "location"]
