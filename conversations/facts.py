@@ -801,19 +801,17 @@ def asks_more_than_facts(message: str, *, intent: str, today: date,
     A part that only names another row ("... and with a beard trim?", a follow-up joined to its topic) or
     another day asks for facts too.
     """
-    from knowledge.retrieval.answer_types import question_pieces
-    from knowledge.retrieval.language import expand_shorthand, tokens
-    from knowledge.retrieval.relevance import asks_where_the_business_is
+    from knowledge.retrieval.relevance import message_parts, where_part
 
     # "Do you do the hot stone massage at home? How long?": the second question names no row and may ask more
     # than the row's minutes (the visit as a whole), so the knowledge is quoted beside the facts.
-    pieces = question_pieces(message, join_elliptical=False)
+    pieces = message_parts(message)
     if len(pieces) < 2:
         return False
+    # "Where are you, and what time do you open on Saturday?": the place is the knowledge's to answer.
+    if where_part(message) is not None:
+        return True
     for piece in pieces:
-        # "Where are you, and what time do you open on Saturday?": the place is the knowledge's to answer.
-        if asks_where_the_business_is(piece, tokens(expand_shorthand(piece))):
-            return True
         if intent == "hours":
             if _hours_topic(piece, resolve_dates(piece, today=today)):
                 return True

@@ -20,15 +20,16 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from conversations.i18n import detect_language, phrase
 from conversations.prompting import AssembledPrompt, Source
 from conversations.providers.base import Provider, ProviderResult, TextDelta
 from knowledge.retrieval.answer_types import answer_types, gives_detail, gives_type, question_pieces, reach_asked
-from knowledge.retrieval.language import stem, tokens
+from knowledge.retrieval.language import stem
+from knowledge.retrieval.relevance import PREMISES_WORDS, asks_where, message_parts, where_part
 
 MODEL_NAME = "extractive-1"
 SERVICES_KEY = "facts:services"  # conversations.facts.SERVICES_KEY (the provider reads no models)
@@ -107,26 +108,9 @@ def _typed_asked(question: str) -> frozenset[str]:
     return frozenset(answer_types(question) & {"price", "time", "duration"})
 
 
-def _asks_where(question: str) -> bool:
-    """Whether one part of a message asks only where the business is."""
-    from knowledge.retrieval.relevance import asks_where_the_business_is
-
-    return any(asks_where_the_business_is(piece, tokens(piece))
-               for piece in question_pieces(question, join_elliptical=False))
-
-
-def _asks_where_only(question: str) -> bool:
-    """Whether a message asks nothing but where the business is."""
-    from knowledge.retrieval.relevance import asks_where_the_business_is
-
-    return asks_where_the_business_is(question, tokens(question))
-
-
 @lru_cache(maxsize=1)
 def _premise_terms() -> frozenset[str]:
     """Words for the business's premises ("your shop", "the pharmacy"), as the answer compares words."""
-    from knowledge.retrieval.relevance import PREMISES_WORDS
-
     return frozenset(content_terms(" ".join(PREMISES_WORDS)))
 
 
@@ -268,7 +252,7 @@ class ExtractiveProvider(Provider):
         (`coverage`), and `score` = coverage + the optional similarity, rounded so ties are stable; plus each
         question word's share of the question."""
         # "Where is your pharmacy?" wants the address, not the sentence that repeats the business's name.
-        where = _asks_where_only(prompt.question)
+        where = asks_where(prompt.question)
         question = content_terms(prompt.question) - (_premise_terms() if where else frozenset())
         matches = [matched_terms(question, content_terms(candidate.text)) for candidate in candidates]
         total = len(candidates)
@@ -319,7 +303,7 @@ class ExtractiveProvider(Provider):
             chosen += sorted(kept, key=_reading_order)[:MAX_FACT_LINES]
             # Beside the facts, knowledge only where it speaks to the question; a part asking only where the
             # business is shares no word with the address that answers it.
-            place = _asks_where(prompt.question)
+            place = where_part(prompt.question) is not None
             # With a place part, the facts answer the rest: a sentence repeating only their words ("we open at
             # 10:00 on public holidays" beside Saturday's hours) is not kept.
             told = frozenset().union(*(s.matched for s in chosen)) if place else frozenset()
@@ -388,8 +372,7 @@ class ExtractiveProvider(Provider):
         parts = question_parts(prompt.question)
         used = {top_ref}
         extra: list[Scored] = []
-        pieces = question_pieces(prompt.question, join_elliptical=False)
-        if room > 0 and len(pieces) > 1 and _asks_where(prompt.question):
+        if room > 0 and len(message_parts(prompt.question)) > 1 and where_part(prompt.question) is not None:
             # "..., and where are you?" has no word to match: the place snippet's address answers it.
             found = next((s for s in knowledge if s.candidate.source.ref not in used and _gives_the_place(s)), None)
             if found is not None:

@@ -27,6 +27,9 @@ _TYPE_ASKED = {
                           r"email address|namba (yenu|ya simu)|nawezaje ku(book|agiza|weka miadi|wasiliana)|"
                           r"nitawapata (vipi|aje)|tuwasiliane)\b"),
 }
+# A phone number as Kenyan owners write it (+254 722 418 903, 0722 418 903, 051 221 4870) and an e-mail address.
+_PHONE = r"\+\d[\d\s-]{7,}\d|\b0\d{2,3}[\s-]?\d{3}[\s-]?\d{3,4}\b"
+_EMAIL = r"[\w.+-]+@[\w-]+\.[\w.]+"
 _TYPE_GIVEN = {
     "price": re.compile(r"(\b(kes|ksh|kshs|usd|eur|gbp|shillings?|bob|free|bure|no charge|"
                         r"complimentary|price[sd]?|cost[s]?|charged?|fee[s]?|discount|%)\b|[$£€]|\d[\d,]*\s*/=|"
@@ -44,7 +47,7 @@ _TYPE_GIVEN = {
     # ("within" alone is no area: "within 3 working days")
     "area": re.compile(r"\b(areas?|zones?|radius|km|kilometres?|kilometers?|county|counties|estates?|towns?|"
                        r"neighbou?rhoods?|suburbs?|outskirts|maeneo|eneo|kaunti|mitaa)\b", re.I),
-    "contact": re.compile(r"(\+\d[\d\s-]{7,}\d|\b0\d{2,3}[\s-]?\d{3}[\s-]?\d{3,4}\b|[\w.+-]+@[\w-]+\.[\w.]+|"
+    "contact": re.compile(rf"({_PHONE}|{_EMAIL}|"
                           r"\bwww\.|https?://|\b(whatsapp|call us|text us|message us|sms us|email us|book online|"
                           r"online booking|our website|our app|tupigie|tutumie)\b)", re.I),
 }
@@ -161,8 +164,8 @@ _PHONE_WORDS = frozenset("phone phones number numbers numba namba no call callin
 _REQUEST_WORDS = frozenset("what whats what's is your ur have do does you can could i we how get send give share "
                            "pls please kindly gani yenu ni wapi which best the a".split())
 _DETAIL_GIVEN = {
-    "phone": r"\+\d[\d\s-]{7,}\d|\b0\d{2,3}[\s-]?\d{3}[\s-]?\d{3,4}\b",
-    "email": r"[\w.+-]+@[\w-]+\.[\w.]+",
+    "phone": _PHONE,
+    "email": _EMAIL,
     "payment": r"\b(till|paybill|pay bill|account|business (number|no)|buy goods)\b[^.\n]{0,40}?\d{4,}",
 }
 _DETAIL_PATTERNS = {name: re.compile(pattern, re.I) for name, pattern in _DETAIL_GIVEN.items()}

@@ -17,8 +17,8 @@ from knowledge.retrieval.fusion import TRUNCATE_TOP, Weights, apply_threshold, b
 from knowledge.retrieval.graduation import graduation_check_after_overflow
 from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, english_reading, expand_shorthand,
                                          expand_swahili, is_swahili_text, tokens)
-from knowledge.retrieval.relevance import (asks_where_the_business_is, decide, holding_the_detail, place_for_a_part,
-                                          where_the_business_is)
+from knowledge.retrieval.relevance import (asks_where, asks_where_the_business_is, decide, holding_the_detail,
+                                          message_parts, place_for_a_part, where_the_business_is)
 from knowledge.retrieval.rewrite import query_rewrite
 from knowledge.retrieval.spelling import corrections
 from knowledge.retrieval.trivial import is_trivial
@@ -212,7 +212,7 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
                                "signals": decision.signals.as_dict(), "refusal_reason": result.refusal_reason,
                                "answered_by": decision.answered_by}
     if result.refusal_reason is None:
-        _lead_with_detail(result, pool, question=prepared.text)
+        _lead_with(result, holding_the_detail(pool, question=prepared.text), why="detail_lead")
         _lead_with_place(result, pool, question=prepared.text, alone=decision.answered_by == "place_title")
     if decision.answerability is not None:
         result.debug["refusal"]["first_probability"] = round(decision.first_probability, 4)
@@ -231,49 +231,43 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
     return result
 
 
-def _lead_with_detail(result: Retrieval, pool: list[Candidate], *, question: str) -> None:
-    """A question asking only how to reach or pay the business is answered first from the snippet holding the
-    number it asks for, wherever retrieval ranked it (relevance.holding_the_detail)."""
-    _lead_with(result, holding_the_detail(pool, question=question), why="detail_lead")
-
-
 def _lead_with_place(result: Retrieval, pool: list[Candidate], *, question: str, alone: bool) -> None:
     """A message one part of which asks only where the business is: the snippet the owner titled for the place
     leads when that part is asked first ("Where are you, and what time do you open on Saturday?"), and is among
     the retrieved otherwise, and alone when only the place rule answered (`alone`). The whole message's meaning
     is mostly the other part's, and that part shares no word with an address."""
-    if len(question_pieces(question, join_elliptical=False)) < 2:
+    parts = message_parts(question)
+    if len(parts) < 2:
         # "Where is your shop?": the snippet titled for the place among the closest, before one that says "shop"
-        words = tokens(question)
-        if asks_where_the_business_is(question, words):
-            _lead_with(result, where_the_business_is(pool, question=question, words=words), why="place_lead")
+        if asks_where(question):
+            _lead_with(result, where_the_business_is(pool, question=question, words=tokens(question)),
+                       why="place_lead")
         return
     holder = place_for_a_part(pool, question=question)
     if holder is None:
         return
     if alone:
         # The model refused the message; only its place part is answered ("Do you sell tyres, and where are you?").
-        result.snippets = [_snippet(holder)]
-        result.returned_count = 1
-        result.debug["place_lead"] = holder.key
-        return
-    first = question_pieces(question, join_elliptical=False)[0]
-    if asks_where_the_business_is(first, tokens(first)):
+        _set_snippets(result, [_snippet(holder)], why="place_lead", key=holder.key)
+    elif asks_where(parts[0]):
         _lead_with(result, holder, why="place_lead")
     elif all(snippet.key != holder.key for snippet in result.snippets):
         # asked later: quoted at its part (providers/extractive.py), so it must be among what was retrieved
-        result.snippets = [*result.snippets, _snippet(holder)]
-        result.returned_count = len(result.snippets)
-        result.debug["place_added"] = holder.key
+        _set_snippets(result, [*result.snippets, _snippet(holder)], why="place_added", key=holder.key)
 
 
 def _lead_with(result: Retrieval, holder: Candidate | None, *, why: str) -> None:
+    """The holder first among the retrieved snippets (added when retrieval did not pack it)."""
     if holder is None or (result.snippets and result.snippets[0].key == holder.key):
         return
     rest = [snippet for snippet in result.snippets if snippet.key != holder.key]
-    result.snippets = [_snippet(holder), *rest]
-    result.returned_count = len(result.snippets)
-    result.debug[why] = holder.key
+    _set_snippets(result, [_snippet(holder), *rest], why=why, key=holder.key)
+
+
+def _set_snippets(result: Retrieval, snippets: list[RetrievedSnippet], *, why: str, key: str) -> None:
+    result.snippets = snippets
+    result.returned_count = len(snippets)
+    result.debug[why] = key
 
 
 def add_native(pool: list[Candidate], *, prepared: PreparedQuery, cursor=None) -> None:

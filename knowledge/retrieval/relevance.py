@@ -261,16 +261,30 @@ PREMISES_WORDS = ("shop store office premises place business building outlet sho
 _PREMISES = frozenset(_stem(word) for word in PREMISES_WORDS)
 
 
-def asks_only_where(question: str, words: list[str], *, besides: frozenset[str] = frozenset()) -> bool:
-    """Whether a question asks nothing but where the business is: a place, no salient word but `besides`."""
-    return "place" in answer_types(question) and not {_stem(word) for word in salient_words(words)} - besides
-
-
 def asks_where_the_business_is(question: str, words: list[str]) -> bool:
-    """Whether a question asks nothing but where the business is ("Where is your shop?", "Mko wapi?"); its words
-    as written or as the glossary reads them (Swahili function words say nothing of a topic)."""
-    return asks_only_where(question, [word for word in words if word not in glossary_sw.STOPWORDS],
-                           besides=_PREMISES)
+    """Whether a question asks nothing but where the business is ("Where is your shop?", "Mko wapi?"): a place,
+    and no salient word but the premises; its words as written or as the glossary reads them (Swahili function
+    words say nothing of a topic)."""
+    salient = salient_words([word for word in words if word not in glossary_sw.STOPWORDS])
+    return "place" in answer_types(question) and not {_stem(word) for word in salient} - _PREMISES
+
+
+@lru_cache(maxsize=512)
+def asks_where(text: str) -> bool:
+    """asks_where_the_business_is read by the text's own words (a message, or one part of it)."""
+    return asks_where_the_business_is(text, tokens(text))
+
+
+@lru_cache(maxsize=256)
+def message_parts(question: str) -> tuple[str, ...]:
+    """The questions a message asks, as written (answer_types.question_pieces, elliptical parts apart). Cached:
+    retrieval, the facts and the extractive answer all read them in one turn."""
+    return tuple(question_pieces(question, join_elliptical=False))
+
+
+def where_part(question: str) -> str | None:
+    """The part of a message that asks only where the business is, if one does (the message itself when whole)."""
+    return next((part for part in message_parts(question) if asks_where(part)), None)
 
 
 def where_the_business_is(candidates: list, *, question: str, words: list[str], top: int = COVER_TOP):
@@ -292,10 +306,7 @@ def place_for_a_part(candidates: list, *, question: str):
     """For a message one part of which asks only where the business is ("How much is a minor service, and where
     are you?"): the snippet the owner titled for the place, anywhere among the candidates (the message's meaning
     is mostly its other part's); else None."""
-    pieces = question_pieces(question, join_elliptical=False)
-    if len(pieces) < 2:
-        return None
-    place = next((piece for piece in pieces if asks_where_the_business_is(piece, tokens(piece))), None)
+    place = where_part(question) if len(message_parts(question)) > 1 else None
     if place is None:
         return None
     return where_the_business_is(candidates, question=place, words=tokens(place), top=len(candidates))
