@@ -173,6 +173,7 @@ class Facts:
     currency: str
     services: list[ServiceFact] = field(default_factory=list)
     matched_services: list[str] = field(default_factory=list)  # names the customer mentioned
+    described: list[str] = field(default_factory=list)  # matched rows whose description the answer quotes
     days: list[DayHours] = field(default_factory=list)  # days the customer asked about (or today)
     weekly: dict[str, str] = field(default_factory=dict)  # "Monday" -> "09:00-20:00" | "closed"
     named_days: bool = False  # the customer named the days (else `days` is today)
@@ -201,7 +202,10 @@ class Facts:
             return lines
         shown = [s for s in self.services if s.name in self.matched_services] or self.services
         for service in shown:
-            lines.append((SERVICES_KEY, service_sentence(service, language=language)))
+            line = service_sentence(service, language=language)
+            if service.name in self.described:
+                line = f"{line} {service.description.strip()}"
+            lines.append((SERVICES_KEY, line))
         if self.now and self.days and self.days[0].date == self.today:
             lines.append((HOURS_KEY, now_sentence(self.days[0], self.now, language=language)))
         for day in self.days:
@@ -433,6 +437,8 @@ tell let one one's i'm i'd you're
 je ni na ya wa kwa za la cha vya kuna nini gani wapi lini vipi kama au lakini pia tu sana hii hiyo huu hapo hapa
 mimi wewe sisi yangu yako yetu tafadhali naomba nataka ningependa naweza unaweza mnaweza habari asante mna
 """.split())
+# Words asking whether the business has a thing at all ("do you sell honey?", "mnauza flash?" read as "sell").
+_ASKING_VERBS = frozenset("sell sells selling stock stocks offer offers offering provide provides available".split())
 # Units as customers and owners write them ("kilo", "kgs", "litres", "5kva"), folded to one spelling.
 _UNITS = {"kilo": "kg", "kilos": "kg", "kgs": "kg", "kilogram": "kg", "kilograms": "kg", "liter": "litre",
           "liters": "litre", "litres": "litre", "ltr": "litre", "ltrs": "litre", "l": "litre", "hrs": "hour",
@@ -707,7 +713,15 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool) -> li
 
     winners = [c for c in candidates if not beaten(c)]
     if whole and not _about_rows(winners, len(groups)):
-        return []
+        # "Do you sell honey?": beside the verb asking whether there is one, the rows must account for every
+        # word, so "do you offer Class D bus courses?" names no course.
+        asked = [group for group in groups if not set(group) & _ASKING_VERBS]
+        if not asked or len(asked) == len(groups):
+            return []
+        winners = [c for c in _candidates(asked, services, said=None if language != "sw" else asked)
+                   if len(c.accounts) == len(asked)]
+        if not winners:
+            return []
     chosen = {c.name for c in winners}
     return [s.name for s in services if s.name in chosen]
 
@@ -721,9 +735,20 @@ def _about_rows(winners: list[_Candidate], groups: int) -> bool:
     return len(accounted) * 2 > groups and max((len(a) for a in accounts), default=0) * 2 >= groups
 
 
+# "Is breakfast included in the price?", "Does the rate cover transport?": a question about what a price
+# includes, not about the price; "how much" or "bei" still asks the amount.
+_INCLUSION = re.compile(r"\b(includ(?:e|es|ed|ing)|inclusive|covers?|covered|part\s+of)\b", re.I)
+_AMOUNT_ASKED = re.compile(r"\bhow\s+much\b|\bbei\b|\bgharama\b|\bkiasi\s+gani\b|\bpesa\s+ngapi\b"
+                           r"|\bshilingi\s+ngapi\b", re.I)
+
+
 def asks_price(message: str) -> bool:
-    """Whether a message asks what something costs ("how much", "price", "bei", "gharama")."""
-    return bool(_PRICE_QUESTION.search(message or ""))
+    """Whether a message asks what something costs ("how much", "price", "bei", "gharama"), not what a price
+    includes."""
+    text = message or ""
+    if not _PRICE_QUESTION.search(text):
+        return False
+    return not _INCLUSION.search(text) or bool(_AMOUNT_ASKED.search(text))
 
 
 # Charges a business sets by policy, not by service: "how much deposit for knotless braids?" asks the deposit,
@@ -857,6 +882,25 @@ def row_the_knowledge_names(message: str, text: str, services: list[ServiceFact]
     return row.name if any(_same_word(q, w) for q in asked for w in name_words) else None
 
 
+def described_rows(message: str, services: list[ServiceFact], names: list[str]) -> list[str]:
+    """The named rows whose description, not their name, holds words of an English question ("How much is the
+    boat ride and how many people fit?": "... per boat for up to 6 people"): their answer quotes it."""
+    from conversations.i18n import detect_language
+
+    rows = [s for s in services if s.name in names and s.description]
+    if not rows or detect_language(message) != "en":
+        return []
+    groups = question_groups(message, keep=frozenset(w for s in rows for w in _plain_words(s.name)), language="en")
+    described = []
+    for row in rows:
+        name = _words(row.name) + _hyphen_joined(row.name)
+        description = _words(row.description, keep=frozenset())
+        if any(not any(_same_word(word, t) for word in group for t in name)
+               and any(_same_word(word, d) for word in group for d in description) for group in groups):
+            described.append(row.name)
+    return described
+
+
 def services_asked(message: str, services: list[ServiceFact], *, topic_names: tuple[str, ...] = ()) -> list[str]:
     """The services a question is about; for a price or duration question that names none in its words, the
     row it names by meaning ("a new breaker box" for "Consumer Unit Replacement"), else the one service the
@@ -943,6 +987,7 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_n
         # "do you do home visits?" is not answered by a price list, nor "how much are gel nails?" when
         # gel nails are not on it, nor "what products do you sell?" by a list of haircuts.
         facts.services = services if facts.matched_services else listed_rows(message, services)
+        facts.described = described_rows(message, services, facts.matched_services)
         listing = bool(facts.services) and not facts.matched_services
         # The rows are the whole answer to what a named service costs or how long it takes, and to a
         # request for the menu; "do you sell power banks?" may be better answered by the knowledge.

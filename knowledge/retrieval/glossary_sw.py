@@ -52,7 +52,8 @@ WORDS: dict[str, str] = {
     # facilities
     "choo": "toilet washroom", "vyoo": "toilets washrooms", "bafu": "bathroom shower",
     "kuoga": "shower bathe", "bwawa": "pool", "kabati": "locker cupboard", "kiti": "chair seat",
-    "viti": "chairs seats", "chumba": "room", "vyumba": "rooms", "lifti": "lift elevator",
+    "viti": "chairs seats", "chumba": "room", "vyumba": "rooms", "kitanda": "bed", "vitanda": "beds",
+    "lifti": "lift elevator",
     "ngazi": "stairs", "stima": "electricity power", "umeme": "electricity electric",
     "jenereta": "generator", "mtandao": "internet wifi network", "muziki": "music",
     "taulo": "towel", "nguo": "clothes clothing", "viatu": "shoes",
@@ -65,7 +66,7 @@ WORDS: dict[str, str] = {
     # food and drink
     "chakula": "food meal", "vyakula": "food meals", "kinywaji": "drink", "vinywaji": "drinks",
     "maji": "water", "chai": "tea", "kahawa": "coffee", "juisi": "juice", "pombe": "alcohol",
-    "kifungua": "breakfast", "mboga": "vegetables vegetarian", "nyama": "meat",
+    "kifungua": "breakfast", "kiamsha": "breakfast", "mboga": "vegetables vegetarian", "nyama": "meat",
     "halali": "halal", "sukari": "sugar diabetes",
     # people
     "mteja": "customer guest client", "wateja": "customers guests clients", "mgeni": "guest visitor",
@@ -121,6 +122,7 @@ WORDS: dict[str, str] = {
     "suti": "suit suits", "koti": "coat jacket", "makoti": "coats jackets", "gauni": "dress gown",
     "magauni": "dresses gowns", "shati": "shirt", "mashati": "shirts", "suruali": "trousers",
     "pazia": "curtain curtains", "mapazia": "curtains", "zulia": "carpet rug", "mazulia": "carpets rugs",
+    "picha": "photo photos picture", "pasipoti": "passport", "karatasi": "paper", "nakala": "copy copies",
     "blanketi": "blanket blankets", "mashuka": "sheets bedsheets",
     "kufua": "wash laundry clean", "kufuliwa": "washed laundry", "doa": "stain", "madoa": "stains",
     "zipu": "zip zipper", "kushona": "sew stitch alterations",

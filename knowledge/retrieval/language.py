@@ -227,6 +227,8 @@ def expand_swahili(text: str) -> Expansion:
             result.english.append(english)
         elif word in _EN_STOPWORDS:
             continue
+        elif _loan_verb(word):
+            result.kept.append(_loan_verb(word))
         elif _looks_english(word):
             result.kept.append(word)
         else:
@@ -283,6 +285,15 @@ def english_reading(text: str) -> str:
 
 
 _EN_SUFFIXES = ("ing", "tion", "ment", "ness", "able", "ed", "ly", "er", "est", "ies", "es")
+
+
+def _loan_verb(word: str) -> str | None:
+    """The English verb in a Sheng infinitive ("kuprint", "kulaminate", "kudeliver"), or None. A Swahili verb's
+    infinitive ends in a vowel, nearly always "a"; an English stem ends in a consonant or a silent "e"."""
+    if not word.startswith("ku") or len(word) < 6 or "-" in word:
+        return None
+    stem = word[2:]
+    return stem if stem[-1] not in "aiou" else None
 
 
 def _looks_english(word: str) -> bool:

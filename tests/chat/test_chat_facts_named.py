@@ -6,8 +6,9 @@ from decimal import Decimal
 import pytest
 
 from conversations import intents
-from conversations.facts import (ServiceFact, asks_duration, format_money, match_services, named_services,
-                                 row_by_meaning, row_the_knowledge_names, services_asked)
+from conversations.facts import (ServiceFact, asks_duration, asks_price, described_rows, format_money,
+                                 match_services, named_services, row_by_meaning, row_the_knowledge_names,
+                                 services_asked)
 from knowledge import embeddings
 from knowledge.models import Service
 
@@ -93,6 +94,9 @@ SALON = [
     ("how much to sew on buttons", ["Button Replacement"]),
     ("how much for an xray", ["Dental X-ray (single)"]),  # a hyphenated name written as one word
     ("Bei ya kipimo cha malaria ni ngapi?", ["Malaria Rapid Test"]),  # "kipimo" is a test as well as a measure
+    # Sheng's infinitive of an English verb is the verb: "kulaminate" is laminate
+    ("Bei ya kulaminate A3 ni ngapi?", ["Lamination A3"]),
+    ("Bei ya kubind ni ngapi?", ["Spiral Binding (up to 100 pages)"]),
 ])
 def test_a_named_service_is_found_in_any_form(question, expected):
     assert named_services(question, SALON) == expected
@@ -349,3 +353,63 @@ def test_a_duration_question_about_a_row_without_a_duration_is_answered_by_the_k
     # its price is still the row's
     body = _ask_as(chat, monkeypatch, "other", "How much is a bespoke suit?")
     assert body["answer"] == "Here are the details: Bespoke Suit: KES 18,000. [1]"
+
+
+SHOP = [
+    _fact("Naivasha Honey (500 g jar)", "650", None, "Raw honey from beehives near Kongoni."),
+    _fact("Flash Disk 16 GB", "700", None),
+    _fact("A4 Printing Paper (ream of 500 sheets)", "650", None),
+    _fact("Class B Full Course (Manual)", "18500", 60),
+    _fact("Motorcycle Course (Class A)", "8500", 60),
+    _fact("Changeover Switch Installation", "4500", 120),
+    _fact("Changeover Switch 63A (Manual)", "4800", None),
+    _fact("Boat Ride (1 hour)", "3500", 60, "Price per boat for up to 6 people, life jackets included."),
+    _fact("Packed Lunch", "800", None, "Sandwiches, fruit and water; order by 20:00 the night before."),
+]
+
+
+@pytest.mark.parametrize("question, expected", [
+    # asking whether there is one names the row the rest of the words name
+    ("Do you sell honey?", ["Naivasha Honey (500 g jar)"]),
+    ("Mnauza flash?", ["Flash Disk 16 GB"]),
+    ("Do you stock A4 paper?", ["A4 Printing Paper (ream of 500 sheets)"]),
+    # ... only when they name all of it: no Class D course, no brand of switch
+    ("Do you offer Class D bus courses?", []),
+    ("Which brand of changeover switch do you stock?", []),
+])
+def test_asking_whether_there_is_one_names_only_a_row_that_accounts_for_the_rest(question, expected):
+    assert named_services(question, SHOP) == expected
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("Is breakfast included in the price?", False),  # what a price includes, not the price
+    ("Does the rate cover transport?", False),
+    ("What does the callout fee cover?", False),
+    ("How much is the room, breakfast included?", True),  # "how much" asks the amount
+    ("Bei ya chumba ni ngapi, pamoja na breakfast included?", True),
+    ("What is the price of a packed lunch?", True),
+])
+def test_a_question_about_what_a_price_includes_does_not_ask_the_price(question, asks):
+    assert asks_price(question) is asks
+
+
+@pytest.mark.parametrize("question, expected", [
+    # "people" is only in the description: the answer quotes it
+    ("How much is the boat ride and how many people fit?", ["Boat Ride (1 hour)"]),
+    ("How much is the boat ride?", []),  # the name says it all
+    ("Bei ya boat ride ni ngapi kwa watu sita?", []),  # an English description is not quoted to a Swahili question
+])
+def test_a_row_is_described_where_its_description_answers_words_its_name_does_not(question, expected):
+    assert described_rows(question, SHOP, named_services(question, SHOP) or ["Boat Ride (1 hour)"]) == expected
+
+
+def test_a_price_answer_quotes_the_rows_description_for_the_words_only_it_holds(chat, monkeypatch):
+    Service.objects.filter(name="Hot Stone Massage").update(
+        description="Warm basalt stones and long flowing strokes to ease deep muscle tension.")
+    body = _ask_as(chat, monkeypatch, "services", "How much is the hot stone massage, and does it use warm stones?")
+    assert [c["key"] for c in body["citations"]][0] == "facts:services"
+    assert ("Hot Stone Massage: KES 7,500, 90 minutes. Warm basalt stones and long flowing strokes to ease deep "
+            "muscle tension. [1]") in body["answer"]
+    # the name says it all: nothing more is quoted
+    plain = _ask_as(chat, monkeypatch, "services", "How much is the hot stone massage?")
+    assert plain["answer"] == "Here are the details: Hot Stone Massage: KES 7,500, 90 minutes. [1]"

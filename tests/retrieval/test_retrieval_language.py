@@ -28,6 +28,21 @@ def test_the_glossary_translates_words_and_verb_stems_and_keeps_loanwords():
     assert "park" in expand_swahili("Kuna mahali pa kuegesha gari?").text
 
 
+@pytest.mark.parametrize("text, kept, not_kept", [
+    ("Bei ya kuprint ni ngapi?", "print", "kuprint"),  # Sheng: ku- before an English verb
+    ("Mnaweza kulaminate cheti?", "laminate", "kulaminate"),
+    ("Nataka kudeliver mzigo", "deliver", "kudeliver"),
+])
+def test_a_sheng_infinitive_of_an_english_verb_is_read_as_the_verb(text, kept, not_kept):
+    expansion = expand_swahili(text)
+    assert kept in expansion.kept and not_kept not in expansion.kept + expansion.unknown
+
+
+def test_a_swahili_infinitive_is_not_read_as_english():
+    expansion = expand_swahili("Mnaweza kusuka nywele na kupaka rangi?")
+    assert not {"suka", "paka"} & set(expansion.kept)
+
+
 @pytest.mark.parametrize("text, means, not_means", [
     ("Mnaleta saruji hadi Langas? Ni pesa ngapi?", "price", "payment"),  # "how much money", not money alone
     ("Nawezaje kuweka nafasi ya kesho?", "book", "keep"),  # the phrase, its first word with a prefix
