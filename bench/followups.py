@@ -51,9 +51,11 @@ def _digits(text: str) -> str:
 
 
 def quoted_services(answer: str, names: list[str]) -> set[str]:
-    """Service names that appear in the answer (a name inside a longer quoted name does not count)."""
-    found = {name for name in names if name.lower() in answer.lower()}
-    return {name for name in found if not any(name != other and name.lower() in other.lower() for other in found)}
+    """Service rows the answer quotes, as bench/answer_quality.py counts them (`Name: ...` lines): a row's
+    description that mentions another row ("A Men's Haircut plus a beard trim") does not quote that row."""
+    from bench.answer_quality import services_named
+
+    return services_named(answer, names)
 
 
 def score_case(case: dict, result, *, service_names: list[str], handoff_contacts: list[str]) -> tuple[bool, str]:

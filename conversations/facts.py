@@ -763,6 +763,20 @@ def asks_a_policy_charge(message: str, names: list[str]) -> bool:
     return bool(charges) and not any(charge in named for charge in charges)
 
 
+# "Do you sell / stock / have ...?", "mnauza ...?", "kuna ...?" with no question word asking something else
+# ("which brand of whey do you stock?").
+_IF_SOLD = re.compile(r"\b(?:sell|sells|stock|stocks|carry|available|mnauza|inauzwa|mnazo|mnayo)\b"
+                      r"|\b(?:do|does)\s+(?:you|u|ya)\s+(?:have|hv|hav|got)\b|^\s*(?:mna|kuna|una)\b", re.I)
+_OTHER_QUESTION = re.compile(r"\b(?:how|what|which|when|why|where|who|wat|wht|whr|gani|lini|wapi|vipi|aje|nini)\b",
+                             re.I)
+
+
+def asks_if_sold(message: str) -> bool:
+    """Whether a message only asks if the business sells or has a thing ("Do you sell A4 paper?")."""
+    text = message or ""
+    return bool(_IF_SOLD.search(text)) and not _OTHER_QUESTION.search(text)
+
+
 def asks_duration(message: str) -> bool:
     """Whether a message asks how long a service takes ("how long", "muda gani"), not how often or how long
     something lasts."""
@@ -998,6 +1012,10 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_n
                      and not asks_a_policy_charge(message, facts.matched_services))
         facts.answers_part = asks_fact and asks_more_than_facts(message, intent=intent, today=today,
                                                                 services=services)
+        # "Do you sell A4 paper?": the product rows it names say yes and what they cost, beside the knowledge.
+        matched = [s for s in services if s.name in facts.matched_services]
+        facts.answers_part |= (bool(matched) and not asks_fact and asks_if_sold(message)
+                               and all(s.duration_minutes is None for s in matched))
         facts.answers_alone = listing or asks_fact and not facts.answers_part
     if intent == "hours":
         schedule = weekly_hours()

@@ -6,11 +6,12 @@ from decimal import Decimal
 import pytest
 
 from conversations import intents
-from conversations.facts import (ServiceFact, asks_duration, asks_price, described_rows, format_money,
+from conversations.facts import (ServiceFact, asks_duration, asks_if_sold, asks_price, described_rows, format_money,
                                  match_services, named_services, row_by_meaning, row_the_knowledge_names,
                                  services_asked)
 from knowledge import embeddings
 from knowledge.models import Service
+from knowledge.services import service_upsert
 
 
 def _fact(name: str, price: str, minutes: int | None = 60, description: str = "") -> ServiceFact:
@@ -413,3 +414,23 @@ def test_a_price_answer_quotes_the_rows_description_for_the_words_only_it_holds(
     # the name says it all: nothing more is quoted
     plain = _ask_as(chat, monkeypatch, "services", "How much is the hot stone massage?")
     assert plain["answer"] == "Here are the details: Hot Stone Massage: KES 7,500, 90 minutes. [1]"
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("Do you sell A4 paper?", True), ("do u have envelopes", True), ("Mnauza flash?", True),
+    ("Kuna honey?", True),
+    ("Which brand of whey do you stock?", False),  # asks something else about it
+    ("How do I use the hair growth oil?", False),
+    ("What products do you sell?", False),  # the menu, answered as a listing
+])
+def test_asking_only_whether_the_business_sells_a_thing(question, asks):
+    assert asks_if_sold(question) is asks
+
+
+def test_a_question_whether_a_product_is_sold_is_answered_with_its_row_first(chat, monkeypatch):
+    service_upsert(name="Kaya Body Oil (100 ml)", duration_minutes=None, price="1800.00", currency="KES",
+                   position=9, description="Shea and baobab body oil.")
+    body = _ask_as(chat, monkeypatch, "services", "Do you sell body oil?")
+    assert body["refusal_reason"] is None
+    assert body["citations"][0]["key"] == "facts:services"
+    assert "Kaya Body Oil (100 ml): KES 1,800." in body["answer"]
