@@ -712,7 +712,11 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool) -> li
         return False
 
     winners = [c for c in candidates if not beaten(c)]
-    if whole and not _about_rows(winners, len(groups)):
+    # A number no row accounts for is how many the customer wants ("How much for 200 chairs?"), not a name.
+    accounted = set().union(*(c.accounts for c in winners)) if winners else set()
+    quantities = sum(1 for index, group in enumerate(groups)
+                     if index not in accounted and all(word.isdigit() for word in group))
+    if whole and not _about_rows(winners, len(groups) - quantities):
         # "Do you sell honey?": beside the verb asking whether there is one, the rows must account for every
         # word, so "do you offer Class D bus courses?" names no course.
         asked = [group for group in groups if not set(group) & _ASKING_VERBS]
@@ -771,10 +775,22 @@ _OTHER_QUESTION = re.compile(r"\b(?:how|what|which|when|why|where|who|wat|wht|wh
                              re.I)
 
 
+_SELL = re.compile(r"\b(?:sell|sells|selling|buy|mnauza|inauzwa|kununua)\b", re.I)
+_HIRED = re.compile(r"\b(?:per\s+(?:day|night|hour|event|week)|hire|rental|rent)\b", re.I)
+
+
 def asks_if_sold(message: str) -> bool:
     """Whether a message only asks if the business sells or has a thing ("Do you sell A4 paper?")."""
     text = message or ""
     return bool(_IF_SOLD.search(text)) and not _OTHER_QUESTION.search(text)
+
+
+def rows_say_if_sold(message: str, rows: list[ServiceFact]) -> bool:
+    """Whether the product rows a question names answer it ("Do you sell A4 paper?": yes, and what it costs), to
+    be quoted first, beside the knowledge. A row hired out ("Plastic Chair (per day)") does not say the business
+    sells one."""
+    return (bool(rows) and asks_if_sold(message) and all(s.duration_minutes is None for s in rows)
+            and not (_SELL.search(message) and any(_HIRED.search(s.name) for s in rows)))
 
 
 def asks_duration(message: str) -> bool:
@@ -1012,10 +1028,8 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_n
                      and not asks_a_policy_charge(message, facts.matched_services))
         facts.answers_part = asks_fact and asks_more_than_facts(message, intent=intent, today=today,
                                                                 services=services)
-        # "Do you sell A4 paper?": the product rows it names say yes and what they cost, beside the knowledge.
-        matched = [s for s in services if s.name in facts.matched_services]
-        facts.answers_part |= (bool(matched) and not asks_fact and asks_if_sold(message)
-                               and all(s.duration_minutes is None for s in matched))
+        facts.answers_part |= not asks_fact and rows_say_if_sold(
+            message, [s for s in services if s.name in facts.matched_services])
         facts.answers_alone = listing or asks_fact and not facts.answers_part
     if intent == "hours":
         schedule = weekly_hours()

@@ -27,7 +27,8 @@ from functools import lru_cache
 from conversations.i18n import detect_language, phrase
 from conversations.prompting import AssembledPrompt, Source
 from conversations.providers.base import Provider, ProviderResult, TextDelta
-from knowledge.retrieval.answer_types import answer_types, gives_detail, gives_type, question_pieces, reach_asked
+from knowledge.retrieval.answer_types import (answer_types, gives_detail, gives_type, names_method,
+                                             payment_methods_asked, question_pieces, reach_asked)
 from knowledge.retrieval.language import stem
 from knowledge.retrieval.relevance import PREMISES_WORDS, asks_where, message_parts, where_part
 
@@ -255,6 +256,13 @@ class ExtractiveProvider(Provider):
         where = asks_where(prompt.question)
         question = content_terms(prompt.question) - (_premise_terms() if where else frozenset())
         matches = [matched_terms(question, content_terms(candidate.text)) for candidate in candidates]
+        # "Can I pay by card?" is answered by "Visa and Mastercard at reception": naming the way to pay asked
+        # about matches the question's word for it.
+        methods = payment_methods_asked(prompt.question)
+        if methods:
+            asked = frozenset(term for term in question if payment_methods_asked(term))
+            matches = [matched | asked if names_method(candidate.text, methods) else matched
+                       for matched, candidate in zip(matches, candidates)]
         total = len(candidates)
         frequency: dict[str, int] = {}
         for matched in matches:

@@ -171,6 +171,45 @@ _DETAIL_GIVEN = {
 _DETAIL_PATTERNS = {name: re.compile(pattern, re.I) for name, pattern in _DETAIL_GIVEN.items()}
 
 
+# Ways to pay a customer names when asking whether the business takes them ("Do you take M-Pesa?", "Can I pay by
+# card?", "Mnakubali Visa?"): the words a question uses for each, and how an owner writes that it is taken (a card
+# is a payment card, not an ID or vaccination card).
+_METHODS = {
+    "mpesa": (frozenset("mpesa m-pesa".split()), r"\bm-?pesa\b"),
+    "card": (frozenset("card cards visa mastercard debit".split()),
+             r"\b(visa|mastercard|debit cards?|credit cards?|bank cards?|card payments?|card machines?|kadi za benki|"
+             r"(by|with|pay\w*|accept\w*|take|use) (a |your )?cards?)\b"),
+    "cash": (frozenset("cash taslimu".split()), r"\b(cash|taslimu)\b"),
+    "cheque": (frozenset("cheque cheques check checks".split()), r"\bcheques?\b"),
+    "bank": (frozenset("bank transfer eft rtgs".split()), r"\b(bank|transfer|eft|rtgs|benki)\b"),
+    "airtel": (frozenset("airtel".split()), r"\bairtel\b"),
+    "insurance": (frozenset("insurance nhif sha bima".split()), r"\b(insurance|nhif|sha|bima|insurers?)\b"),
+}
+_METHOD_OF = {word: method for method, (words, _written) in _METHODS.items() for word in words}
+_METHOD_WRITTEN = {method: re.compile(written, re.I) for method, (_words, written) in _METHODS.items()}
+# Words that ask whether a way to pay is taken, and nothing else.
+_ACCEPT_WORDS = frozenset("""
+take takes accept accepts accepted pay paying payment payments paid use using via through money
+kubali mnakubali mnapokea pokea kulipa nalipa lipa malipo naweza nitalipa
+""".split())
+
+
+@lru_cache(maxsize=256)
+def payment_methods_asked(text: str) -> frozenset[str]:
+    """The ways to pay a question asks whether the business takes, when it asks nothing else ("Do you take
+    M-Pesa?" -> {"mpesa"}); empty for any other question ("Are you an M-Pesa agent?", "Can I withdraw cash?")."""
+    words = [word for word in tokens(expand_shorthand(text)) if len(word) > 1 and not is_english_stopword(word)
+             and word not in glossary_sw.STOPWORDS and word not in _REQUEST_WORDS]
+    if not words or any(word not in _METHOD_OF and word not in _ACCEPT_WORDS for word in words):
+        return frozenset()
+    return frozenset(_METHOD_OF[word] for word in words if word in _METHOD_OF)
+
+
+def names_method(text: str, methods: frozenset[str]) -> bool:
+    """Whether a text names one of these ways to pay (as the owner writes it: "Visa or Mastercard", "M-Pesa")."""
+    return any(_METHOD_WRITTEN[method].search(text or "") for method in methods)
+
+
 @lru_cache(maxsize=256)
 def reach_asked(text: str) -> str | None:
     """The detail a question asks for when it asks only how to reach or pay the business: "email", "payment"

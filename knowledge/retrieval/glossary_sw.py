@@ -80,6 +80,8 @@ WORDS: dict[str, str] = {
     "mhudumu": "staff attendant therapist", "wahudumu": "staff attendants therapists",
     "mfanyakazi": "staff employee", "wafanyakazi": "staff employees", "meneja": "manager",
     "daktari": "doctor", "bibi": "bride grandmother", "harusi": "wedding", "arusi": "wedding",
+    "hema": "tent", "mahema": "tents", "matanga": "funeral", "mazishi": "funeral burial", "meza": "table tables",
+    "sherehe": "party celebration event", "kukodi": "hire rent", "kukodisha": "hire rent", "mnakodisha": "hire rent",
     "mchumba": "fiance", "mimba": "pregnancy pregnant", "mjamzito": "pregnant pregnancy",
     # body, health and care
     "mwili": "body", "ngozi": "skin", "uso": "face", "nywele": "hair", "kucha": "nails",

@@ -18,7 +18,7 @@ from knowledge.retrieval.graduation import graduation_check_after_overflow
 from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, english_reading, expand_shorthand,
                                          expand_swahili, is_swahili_text, tokens)
 from knowledge.retrieval.relevance import (asks_where, asks_where_the_business_is, decide, holding_the_detail,
-                                          message_parts, place_for_a_part, where_the_business_is)
+                                          message_parts, place_for_a_part, taking_the_method, where_the_business_is)
 from knowledge.retrieval.rewrite import query_rewrite
 from knowledge.retrieval.spelling import corrections
 from knowledge.retrieval.trivial import is_trivial
@@ -213,6 +213,7 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
                                "answered_by": decision.answered_by}
     if result.refusal_reason is None:
         _lead_with(result, holding_the_detail(pool, question=prepared.text), why="detail_lead")
+        _lead_with(result, taking_the_method(pool, question=prepared.text), why="payment_lead")
         _lead_with_place(result, pool, question=prepared.text, alone=decision.answered_by == "place_title")
     if decision.answerability is not None:
         result.debug["refusal"]["first_probability"] = round(decision.first_probability, 4)

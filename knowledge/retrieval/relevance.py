@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from knowledge.retrieval import glossary_sw
-from knowledge.retrieval.answer_types import (RANKING_ONLY, answer_types, gives_detail, gives_type, question_pieces,
-                                             reach_asked)
-from knowledge.retrieval.language import SUFFIXES, is_english_stopword, stem, tokens
+from knowledge.retrieval.answer_types import (RANKING_ONLY, answer_types, gives_detail, gives_type, names_method,
+                                             payment_methods_asked, question_pieces, reach_asked)
+from knowledge.retrieval.language import SUFFIXES, detect_language, is_english_stopword, stem, tokens
 from knowledge.retrieval.wordvec import word_vectors
 
 MODEL_PATH = Path(__file__).with_name("refusal_model.json")
@@ -331,6 +331,27 @@ def holding_the_detail(candidates: list, *, question: str):
     return next((c for c in ranked if gives_detail(f"{c.title}\n{c.body}", kind)), None)
 
 
+_PAYMENT_TITLE = re.compile(r"\b(pay|paying|payments?|malipo|kulipa|lipa)\b", re.I)
+
+
+def taking_the_method(candidates: list, *, question: str):
+    """The snippet saying whether the business takes the way to pay a question asks about ("Do you take M-Pesa?"),
+    when it asks nothing else: one the owner titled for paying first, then the best match by meaning, among
+    those naming that way to pay; else None. "take" pulls such a question's vector away from "We accept M-Pesa
+    Paybill ..." (cosine about 0.3), and the model refuses it."""
+    methods = payment_methods_asked(question)
+    if not methods:
+        return None
+    naming = [c for c in candidates if names_method(f"{c.title}\n{c.body}", methods)]
+    if not naming:
+        return None
+    # An owner who wrote a Swahili snippet on paying beside the English one: each customer gets their own.
+    language = detect_language(question).language
+    return min(naming, key=lambda c: (not _PAYMENT_TITLE.search(c.title or ""),
+                                      detect_language(c.body).language != language,
+                                      -(c.similarity if c.similarity is not None else -1.0), c.key))
+
+
 def _keyword_only(candidates: list) -> bool:
     """No similarity to judge by: the query embedding failed, or the best keyword match has no embedding yet."""
     if all(c.similarity is None for c in candidates):
@@ -380,6 +401,8 @@ def _answering_rule(candidates: list, *, question: str, words: list[str]) -> str
         return "place_title"
     if holding_the_detail(candidates, question=question) is not None:
         return "reach_detail"
+    if taking_the_method(candidates, question=question) is not None:
+        return "payment_method"
     return None
 
 

@@ -186,3 +186,54 @@ def test_beside_the_hours_and_the_address_nothing_repeating_the_hours_is_quoted(
     kb(key="parking", title="Parking", body="Free parking for guests is available in the basement of Mirage Tower.")
     result = _turn("Where are you, and what time do you open on Saturday?")
     assert _cited(result) == ["facts:hours", "location"]
+
+
+@pytest.mark.parametrize("question, methods", [
+    ("Do you take M-Pesa?", {"mpesa"}), ("do u take mpesa", {"mpesa"}), ("Can I pay by card?", {"card"}),
+    ("Do you accept Visa card?", {"card"}), ("Mnakubali M-Pesa?", {"mpesa"}), ("Do you accept NHIF?", {"insurance"}),
+    ("Naweza kulipa kwa M-Pesa?", {"mpesa"}), ("Do you accept cheques?", {"cheque"}),
+    # asking about something else: the refusal model decides
+    ("Are you an M-Pesa agent?", set()), ("Can I withdraw cash here?", set()), ("Can I pay in instalments?", set()),
+    ("Can I pay cash on delivery?", set()), ("whats ur till number", set()),
+])
+def test_it_reads_a_question_asking_only_whether_a_way_to_pay_is_taken(question, methods):
+    from knowledge.retrieval.answer_types import payment_methods_asked
+
+    assert payment_methods_asked(question) == methods
+
+
+def test_a_card_is_a_payment_card_not_an_id_card():
+    from knowledge.retrieval.answer_types import names_method
+
+    assert names_method("Visa and Mastercard at reception, and cash.", frozenset({"card"}))
+    assert names_method("We do not take card payments.", frozenset({"card"}))
+    assert not names_method("Bring your original national ID card and two photos.", frozenset({"card"}))
+    assert not names_method("Bring the vaccination card.", frozenset({"card"}))
+    assert names_method("Lipa na M-Pesa, Pay Bill 4127705.", frozenset({"mpesa"}))
+
+
+@pytest.mark.parametrize("question", ["Do you take M-Pesa?", "Mnakubali M-Pesa?", "do u accept mpesa"])
+def test_a_way_to_pay_is_answered_from_the_snippet_on_paying(tailor, question):
+    result = _turn(question)
+    assert result.refusal_reason is None
+    assert result.citations[0]["key"] == "payment" and "M-Pesa" in result.answer
+
+
+def test_a_way_to_pay_no_snippet_names_is_left_to_the_model(tailor):
+    from knowledge.retrieval import fetch_snippets
+    from knowledge.retrieval.relevance import taking_the_method
+
+    retrieval = fetch_snippets(intent="other", query="Can I pay by cheque?", channel="chat")
+    assert retrieval.debug["refusal"]["answered_by"] != "payment_method"
+    assert taking_the_method([], question="Can I pay by cheque?") is None
+
+
+def test_the_sentence_naming_the_way_to_pay_is_quoted(kb, mode):
+    mode("hybrid")
+    kb(key="paying", title="Ways to pay",
+       body="We accept M-Pesa Paybill 4127705, Visa and Mastercard at reception, and cash. If a renewal is more than "
+            "7 days late your access tag is paused until you pay.")
+    kb(key="lockers", title="Lockers", body="Day lockers are free; bring your own padlock.")
+    result = _turn("Can I pay by card?")
+    assert result.refusal_reason is None and result.citations[0]["key"] == "paying"
+    assert result.answer.split(": ", 1)[1].startswith("We accept M-Pesa Paybill 4127705, Visa and Mastercard")

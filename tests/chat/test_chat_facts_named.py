@@ -8,7 +8,7 @@ import pytest
 from conversations import intents
 from conversations.facts import (ServiceFact, asks_duration, asks_if_sold, asks_price, described_rows, format_money,
                                  match_services, named_services, row_by_meaning, row_the_knowledge_names,
-                                 services_asked)
+                                 rows_say_if_sold, services_asked)
 from knowledge import embeddings
 from knowledge.models import Service
 from knowledge.services import service_upsert
@@ -434,3 +434,36 @@ def test_a_question_whether_a_product_is_sold_is_answered_with_its_row_first(cha
     assert body["refusal_reason"] is None
     assert body["citations"][0]["key"] == "facts:services"
     assert "Kaya Body Oil (100 ml): KES 1,800." in body["answer"]
+
+
+HIRE = [
+    _fact("Plastic Chair (per day)", "20", None, "White plastic chair with arms, stackable."),
+    _fact("Chiavari Chair with Cushion (per day)", "150", None),
+    _fact("Tent 100-Seater (per day)", "8000", None),
+    _fact("Tent 300-Seater (per day)", "22000", None),
+    _fact("Site Visit", "1500", 60),
+    _fact("Round Table, 10 guests (per day)", "400", None),
+    _fact("Sound System (per day)", "8000", None),
+    _fact("Generator 20 kVA (per day)", "12000", None),
+    _fact("MC Services (per event)", "15000", None),
+]
+
+
+@pytest.mark.parametrize("question, expected", [
+    # how many the customer wants is no name: the chairs are named
+    ("How much for 200 chairs?", ["Plastic Chair (per day)", "Chiavari Chair with Cushion (per day)"]),
+    ("how much for 50 plastic chairs", ["Plastic Chair (per day)"]),
+    ("Bei ya hema ni ngapi?", ["Tent 100-Seater (per day)", "Tent 300-Seater (per day)"]),  # "hema" is a tent
+    ("How much is the 300 seater tent?", ["Tent 300-Seater (per day)"]),  # a number a row has still names it
+])
+def test_a_quantity_is_not_a_name(question, expected):
+    assert named_services(question, HIRE) == expected
+
+
+def test_a_row_hired_out_does_not_say_the_business_sells_one():
+    chairs = [HIRE[0]]
+    assert not rows_say_if_sold("Do you sell plastic chairs?", chairs)
+    assert not rows_say_if_sold("Mnauza viti vya plastiki?", chairs)
+    assert rows_say_if_sold("Do you have plastic chairs?", chairs)  # to hire, the row answers
+    assert rows_say_if_sold("Do you sell honey?", [SHOP[0]])
+    assert not rows_say_if_sold("Do you sell honey?", [])
