@@ -180,7 +180,7 @@ _METHODS = {
              r"\b(visa|mastercard|debit cards?|credit cards?|bank cards?|card payments?|card machines?|kadi za benki|"
              r"(by|with|pay\w*|accept\w*|take|use) (a |your )?cards?)\b"),
     "cash": (frozenset("cash taslimu".split()), r"\b(cash|taslimu)\b"),
-    "cheque": (frozenset("cheque cheques check checks".split()), r"\bcheques?\b"),
+    "cheque": (frozenset("cheque cheques".split()), r"\bcheques?\b"),  # "check" is mostly checking (out)
     "bank": (frozenset("bank transfer eft rtgs".split()), r"\b(bank|transfer|eft|rtgs|benki)\b"),
     "airtel": (frozenset("airtel".split()), r"\bairtel\b"),
     "insurance": (frozenset("insurance nhif sha bima".split()), r"\b(insurance|nhif|sha|bima|insurers?)\b"),

@@ -195,6 +195,7 @@ def test_beside_the_hours_and_the_address_nothing_repeating_the_hours_is_quoted(
     # asking about something else: the refusal model decides
     ("Are you an M-Pesa agent?", set()), ("Can I withdraw cash here?", set()), ("Can I pay in instalments?", set()),
     ("Can I pay cash on delivery?", set()), ("whats ur till number", set()),
+    ("When do we have to check out?", set()),  # checking out, not paying by check
 ])
 def test_it_reads_a_question_asking_only_whether_a_way_to_pay_is_taken(question, methods):
     from knowledge.retrieval.answer_types import payment_methods_asked
