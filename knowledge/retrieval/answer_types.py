@@ -183,7 +183,10 @@ _METHODS = {
     "cheque": (frozenset("cheque cheques".split()), r"\bcheques?\b"),  # "check" is mostly checking (out)
     "bank": (frozenset("bank transfer eft rtgs".split()), r"\b(bank|transfer|eft|rtgs|benki)\b"),
     "airtel": (frozenset("airtel".split()), r"\bairtel\b"),
-    "insurance": (frozenset("insurance nhif sha bima".split()), r"\b(insurance|nhif|sha|bima|insurers?)\b"),
+    "insurance": (frozenset("insurance bima insurer insurers".split()), r"\b(insurance|nhif|sha|bima|insurers?)\b"),
+    # a named scheme is taken only where the owner names it: "we take insurance" does not say SHA
+    "nhif": (frozenset(["nhif"]), r"\bnhif\b"),
+    "sha": (frozenset(["sha"]), r"\bsha\b"),
 }
 _METHOD_OF = {word: method for method, (words, _written) in _METHODS.items() for word in words}
 _METHOD_WRITTEN = {method: re.compile(written, re.I) for method, (_words, written) in _METHODS.items()}

@@ -190,7 +190,8 @@ def test_beside_the_hours_and_the_address_nothing_repeating_the_hours_is_quoted(
 
 @pytest.mark.parametrize("question, methods", [
     ("Do you take M-Pesa?", {"mpesa"}), ("do u take mpesa", {"mpesa"}), ("Can I pay by card?", {"card"}),
-    ("Do you accept Visa card?", {"card"}), ("Mnakubali M-Pesa?", {"mpesa"}), ("Do you accept NHIF?", {"insurance"}),
+    ("Do you accept Visa card?", {"card"}), ("Mnakubali M-Pesa?", {"mpesa"}), ("Do you accept NHIF?", {"nhif"}),
+    ("Do you take insurance?", {"insurance"}),
     ("Naweza kulipa kwa M-Pesa?", {"mpesa"}), ("Do you accept cheques?", {"cheque"}),
     # asking about something else: the refusal model decides
     ("Are you an M-Pesa agent?", set()), ("Can I withdraw cash here?", set()), ("Can I pay in instalments?", set()),
@@ -211,6 +212,10 @@ def test_a_card_is_a_payment_card_not_an_id_card():
     assert not names_method("Bring your original national ID card and two photos.", frozenset({"card"}))
     assert not names_method("Bring the vaccination card.", frozenset({"card"}))
     assert names_method("Lipa na M-Pesa, Pay Bill 4127705.", frozenset({"mpesa"}))
+    # a scheme by name only where the owner names it
+    assert names_method("We accept NHIF and most insurers.", frozenset({"insurance"}))
+    assert not names_method("Insurance patients pay any co-payment on the day.", frozenset({"sha"}))
+    assert names_method("We are SHA-accredited.", frozenset({"sha"}))
 
 
 @pytest.mark.parametrize("question", ["Do you take M-Pesa?", "Mnakubali M-Pesa?", "do u accept mpesa"])
