@@ -227,8 +227,8 @@ def expand_swahili(text: str) -> Expansion:
             result.english.append(english)
         elif word in _EN_STOPWORDS:
             continue
-        elif _loan_verb(word):
-            result.kept.append(_loan_verb(word))
+        elif loan := _loan_verb(word):
+            result.kept.append(loan)
         elif _looks_english(word):
             result.kept.append(word)
         else:
