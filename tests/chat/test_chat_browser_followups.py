@@ -75,3 +75,21 @@ def test_a_customer_asking_where_and_when_and_for_the_number_gets_them(site):
         assert "0722 418 903" in number.locator(".answer").inner_text()
         assert "refused" not in (number.get_attribute("class") or "")
         page.screenshot(path=f"{SHOTS}/chat_where_and_number.png", full_page=True)
+
+
+def test_a_customer_asking_whether_a_product_is_sold_and_how_to_pay_gets_the_row_and_the_way(site):
+    from knowledge.services import service_upsert
+
+    service_upsert(name="Kaya Body Oil (100 ml)", duration_minutes=None, price="1800.00", currency="KES", position=9,
+                   description="Shea and baobab body oil.")
+    os.makedirs(SHOTS, exist_ok=True)
+    with chromium_page(height=1000) as page:
+        sign_in(page, url=f"{site}/chat/", username="chat-owner", password="pw-chat-12345")
+        sold = _send(page, "Do you sell body oil?", 0)
+        assert "Kaya Body Oil (100 ml): KES 1,800" in sold.locator(".answer").inner_text()
+        assert "Services and prices" in sold.locator(".sources").inner_text()
+        paying = _send(page, "do u take mpesa", 1)
+        answer = paying.locator(".answer").inner_text()
+        assert "M-Pesa (Till 5123987)" in answer and "refused" not in (paying.get_attribute("class") or "")
+        assert "Ways to pay" in paying.locator(".sources").inner_text()
+        page.screenshot(path=f"{SHOTS}/chat_sold_and_paying.png", full_page=True)
