@@ -20,7 +20,7 @@ from datetime import timedelta
 from django.db.models import Q
 from django.utils import timezone
 
-from conversations.facts import Facts, ServiceFact, match_services, resolve_dates, rows_named_in
+from conversations.facts import Facts, ServiceFact, _singular, match_services, resolve_dates, rows_named_in
 from conversations.handoffs import CONTACT_PATTERNS, extract_contacts
 from conversations.i18n import detect_language
 from conversations.models import HandoffRequest, Session, Turn
@@ -163,6 +163,26 @@ def own_words(text: str) -> list[str]:
     return [word for word in words_of(text) if word not in _FUNCTION and word not in _ANAPHORA]
 
 
+# How much of something a price question asks for ("how much per day?", "how much each?", "bei kwa mtu mmoja?"):
+# a unit names no topic of its own.
+_UNIT_WORDS = frozenset("""
+per each every one piece pieces day days night nights hour hours week weeks month months person people head
+kila moja mmoja kimoja siku usiku saa wiki mwezi mtu watu kipande
+""".split())
+
+
+def asks_only_for_a_unit(message: str) -> bool:
+    """A price or duration question naming nothing but a unit ("how much per day?"): it asks about the topic."""
+    from conversations.facts import asks_duration, asks_price
+
+    if not (asks_price(message) or asks_duration(message)):
+        return False
+    own = [word for word in own_words(message) if not word.isdigit()]
+    # the asking words themselves ("bei", "price") are no topic either
+    rest = [word for word in own if word not in _UNIT_WORDS and not asks_price(word) and not asks_duration(word)]
+    return any(word in _UNIT_WORDS for word in own) and not rest
+
+
 def elliptical_reasons(message: str) -> tuple[str, ...]:
     """Why a message cannot be read alone (empty when it can)."""
     reasons = []
@@ -170,6 +190,8 @@ def elliptical_reasons(message: str) -> tuple[str, ...]:
         reasons.append("continues")
     if _TRAILING_JE.search(message):
         reasons.append("trailing_je")
+    if asks_only_for_a_unit(message):
+        reasons.append("unit_only")
     words = words_of(_EXISTENTIAL_THERE.sub(" is ", message))
     if any(word in _ANAPHORA for word in words) and len(own_words(message)) <= 3:
         reasons.append("points_back")
@@ -264,7 +286,7 @@ def _number(text: str) -> float | None:
 
 
 def _name_overlap(name: str, words: set[str], numbers: list[float]) -> int:
-    name_words = set(words_of(name))
+    name_words = {_singular(word) for word in words_of(name)}
     overlap = len(name_words & words)
     # "iPhone 13" is in "iPhone 12 to 15": a number inside a range the name gives counts as a match.
     for low, high in ((_number(a), _number(b)) for a, b in _RANGE.findall(name)):
@@ -280,7 +302,7 @@ def narrow_to_message(names: list[str], *, message: str) -> list[str]:
     """
     if detect_language(message) == "sw":
         message = swahili_numerals(message)
-    words = set(own_words(message))
+    words = {_singular(word) for word in own_words(message)}  # "and the chairs?" picks "Plastic Chair"
     if not names or not words:
         return names
     numbers = [n for n in (_number(w) for w in words if w[:1].isdigit()) if n is not None]

@@ -13,6 +13,7 @@ from conversations import followups
 from conversations.facts import ServiceFact
 from conversations.models import HandoffRequest, Turn
 from conversations.prompting import load_prompt_template
+from knowledge.services import service_upsert
 
 
 def cited(body: dict) -> list[str]:
@@ -141,6 +142,12 @@ def test_an_old_topic_is_not_a_follow_ups_topic(chat):
     ("Is there a discount if I pay cash?", ()),
     ("are there showers?", ()),
     ("can I park there?", ("points_back",)),
+    # a price question naming only a unit asks about the topic
+    ("how much per day?", ("unit_only",)),
+    ("how much each?", ("unit_only",)),
+    ("Bei kwa siku ni ngapi?", ("unit_only",)),
+    ("How much is a day pass?", ()),  # names a thing ("pass")
+    ("How much per day is the generator?", ()),
 ])
 def test_which_messages_are_elliptical(message, reasons):
     assert followups.elliptical_reasons(message) == reasons
@@ -158,6 +165,19 @@ def test_a_number_inside_a_named_range_picks_that_row():
     names = ["iPhone Screen Replacement (iPhone X to 11)", "iPhone Screen Replacement (iPhone 12 to 15)"]
     assert followups.narrow_to_message(names, message="and for the iPhone 13?") == [names[1]]
     assert followups.narrow_to_message(names, message="how much is it?") == names
+
+
+def test_a_plural_picks_its_rows():
+    names = ["Tent 300-Seater (per day)", "Plastic Chair (per day)", "Chiavari Chair with Cushion (per day)"]
+    assert followups.narrow_to_message(names, message="and the chairs?") == names[1:]
+
+
+def test_how_much_per_day_after_a_question_on_an_item_prices_that_item(chat):
+    service_upsert(name="Generator 20 kVA (per day)", duration_minutes=None, price="12000.00", currency="KES",
+                   position=9, description="Silent diesel generator with an operator.")
+    first, second = ask(chat, "Do you hire generators?", "how much per day?")
+    assert second["refusal_reason"] is None and "facts:services" in cited(second)
+    assert "Generator 20 kVA (per day): KES 12,000" in second["answer"]
 
 
 def test_a_swahili_number_picks_its_row():
