@@ -122,10 +122,10 @@ _RULES: list[tuple[str, re.Pattern, float]] = [
 ]
 
 
-# An action a message names (cancel, move, book, order, enrol), and the words that only suppose it ("if I cancel",
+# An action a message names (cancel, move, book, order, enrol, miss), and the words that only suppose it ("if I cancel",
 # "without booking", "when I come to enrol"; Swahili's -ki- tense: "nikighairi", if I cancel).
 _ACTION_WORD = re.compile(r"\b(cancel\w*|call(ing)? off|reschedul\w*|postpon\w*|move|shift|book\w*|reserv\w*"
-                          r"|order\w*|enrol\w*|register\w*|sign(ing)? up)\b")
+                          r"|order\w*|enrol\w*|register\w*|sign(ing)? up|miss)\b")
 _SUPPOSING = re.compile(r"\b(if|in case|incase|suppose|supposing|whenever|without|before|after|unless"
                         r"|kama|ikiwa|endapo|bila)\b|\bwhen (i|we|you|my|our)\b")
 _SW_SUPPOSING = re.compile(r"\b(ni|tu|u|m|a|wa)ki(taka|ghairi|ahirish|acha|kosa|badilish|hamish|sogeza|book|agiza)"

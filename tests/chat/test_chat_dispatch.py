@@ -189,7 +189,8 @@ def test_a_question_that_only_supposes_a_cancellation_quotes_the_policy_and_reco
                                      "Which documents should I bring when I come to enrol?",
                                      "Msee, naweza kuingia bila booking?", "Nikitaka kughairi, nitalipishwa?",
                                      "Do I need to pay a deposit to book a facial?",
-                                     "How much deposit do you need for a bridal booking?"])
+                                     "How much deposit do you need for a bridal booking?",
+                                     "What happens if I miss a driving lesson?"])
 def test_an_action_inside_a_supposing_clause_is_asked_about_not_requested(message):
     assert intents.asks_about_action(message)
 
@@ -198,7 +199,8 @@ def test_an_action_inside_a_supposing_clause_is_asked_about_not_requested(messag
                                      "If it rains, can I book for Sunday instead?", "How do I book a facial?",
                                      "Nataka kughairi miadi yangu ya kesho", "I can't make it tomorrow",
                                      "Can I move my Saturday facial to next week without paying extra?",
-                                     "I'd like to pay the deposit to book a facial on Friday"])
+                                     "I'd like to pay the deposit to book a facial on Friday",
+                                     "I will miss my appointment tomorrow, please move it"])
 def test_an_action_named_plainly_is_a_request(message):
     assert not intents.asks_about_action(message)
 
