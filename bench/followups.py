@@ -34,6 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import common  # noqa: E402
+from bench.answer_quality import services_named  # noqa: E402
 from bench.unseen_data import BUSINESSES_DIR, REPORT_FOLDS, load_own_businesses, written_folds  # noqa: E402
 
 
@@ -48,14 +49,6 @@ def load_cases(family: str) -> tuple[list[dict], list[dict], list[dict]]:
 
 def _digits(text: str) -> str:
     return re.sub(r"\D", "", text or "")
-
-
-def quoted_services(answer: str, names: list[str]) -> set[str]:
-    """Service rows the answer quotes, as bench/answer_quality.py counts them (`Name: ...` lines): a row's
-    description that mentions another row ("A Men's Haircut plus a beard trim") does not quote that row."""
-    from bench.answer_quality import services_named
-
-    return services_named(answer, names)
 
 
 def score_case(case: dict, result, *, service_names: list[str], handoff_contacts: list[str]) -> tuple[bool, str]:
@@ -80,7 +73,9 @@ def score_case(case: dict, result, *, service_names: list[str], handoff_contacts
     if facts.get("services"):
         if "facts:services" not in cited:
             return False, f"no facts:services citation (cited {cited})"
-        quoted = quoted_services(result.answer, service_names)
+        # rows quoted as bench/answer_quality.py counts them (`Name: ...` lines): a row's description that
+        # mentions another row ("A Men's Haircut plus a beard trim") does not quote that row
+        quoted = services_named(result.answer, service_names)
         expected = set(facts["services"])
         if quoted != expected:
             return False, f"rows {sorted(quoted)}, expected {sorted(expected)}"

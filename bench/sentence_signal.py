@@ -53,10 +53,8 @@ def sentence_signal(runs) -> list[float]:
 def pool_uncovered(runs) -> list[float]:
     """For each run: the salience-weighted share of its salient words that no candidate of the pool covers (the
     pool holds every keyword match, so a word no snippet of the business mentions, or anything close, shows)."""
-    import numpy as np
-
     from knowledge.retrieval.pipeline import prepare_query
-    from knowledge.retrieval.relevance import WORD_COVERED, _stem, content_words, salient_words, word_weight
+    from knowledge.retrieval.relevance import _word_cover, content_words, salient_words
     from knowledge.retrieval.wordvec import word_vectors
 
     out = []
@@ -66,12 +64,8 @@ def pool_uncovered(runs) -> list[float]:
         if not words or not vocabulary:
             out.append(0.0)
             continue
-        vectors = word_vectors(words + vocabulary)
-        stems = {_stem(w) for w in vocabulary}
-        matrix = np.stack([vectors[w] for w in vocabulary])
-        weights = np.array([word_weight(w) for w in words])
-        cover = np.array([1.0 if _stem(w) in stems else float((matrix @ vectors[w]).max()) for w in words])
-        out.append(float((weights * (cover < WORD_COVERED)).sum() / weights.sum()))
+        # relevance's word coverage, read over the whole pool as one document: its uncovered share
+        out.append(_word_cover(words, [vocabulary], word_vectors(words + vocabulary))[2])
     return out
 
 

@@ -463,7 +463,7 @@ def _normalize(text: str) -> str:
     return text
 
 
-def _singular(word: str) -> str:
+def singular(word: str) -> str:
     """"batteries" -> "battery", "braids" -> "braid", "boxes" -> "box"; units folded ("kilos" -> "kg")."""
     if word in _UNITS:
         return _UNITS[word]
@@ -485,7 +485,7 @@ def _plain_words(text: str) -> list[str]:
 
 def _words(text: str, *, keep: frozenset[str] | None = None) -> list[str]:
     """Singular word forms; with `keep`, function words are dropped unless kept (used in a service name)."""
-    return [_singular(word) for word in _plain_words(text) if keep is None or word not in _STOPWORDS or word in keep]
+    return [singular(word) for word in _plain_words(text) if keep is None or word not in _STOPWORDS or word in keep]
 
 
 def _hyphen_joined(name: str) -> list[str]:
@@ -713,7 +713,7 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool) -> li
 
     winners = [c for c in candidates if not beaten(c)]
     # A number no row accounts for is how many the customer wants ("How much for 200 chairs?"), not a name.
-    accounted = set().union(*(c.accounts for c in winners)) if winners else set()
+    accounted = set().union(*(c.accounts for c in winners))
     quantities = sum(1 for index, group in enumerate(groups)
                      if index not in accounted and all(word.isdigit() for word in group))
     if whole and not _about_rows(winners, len(groups) - quantities):
@@ -722,8 +722,7 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool) -> li
         asked = [group for group in groups if not set(group) & _ASKING_VERBS]
         if not asked or len(asked) == len(groups):
             return []
-        winners = [c for c in _candidates(asked, services, said=None if language != "sw" else asked)
-                   if len(c.accounts) == len(asked)]
+        winners = [c for c in _candidates(asked, services) if len(c.accounts) == len(asked)]
         if not winners:
             return []
     chosen = {c.name for c in winners}
@@ -1023,13 +1022,13 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_n
         # request for the menu; "do you sell power banks?" may be better answered by the knowledge.
         # A duration question about rows the owner gave no duration (made-to-measure suits, products) is for
         # the knowledge to answer ("suits take 2 to 3 weeks"): their prices are no answer to it.
-        timed = any(s.duration_minutes for s in services if s.name in facts.matched_services)
+        matched = [s for s in services if s.name in facts.matched_services]
+        timed = any(s.duration_minutes for s in matched)
         asks_fact = (bool(facts.matched_services) and (asks_price(message) or asks_duration(message) and timed)
                      and not asks_a_policy_charge(message, facts.matched_services))
         facts.answers_part = asks_fact and asks_more_than_facts(message, intent=intent, today=today,
                                                                 services=services)
-        facts.answers_part |= not asks_fact and rows_say_if_sold(
-            message, [s for s in services if s.name in facts.matched_services])
+        facts.answers_part |= not asks_fact and rows_say_if_sold(message, matched)
         facts.answers_alone = listing or asks_fact and not facts.answers_part
     if intent == "hours":
         schedule = weekly_hours()

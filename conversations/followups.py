@@ -20,7 +20,8 @@ from datetime import timedelta
 from django.db.models import Q
 from django.utils import timezone
 
-from conversations.facts import Facts, ServiceFact, _singular, match_services, resolve_dates, rows_named_in
+from conversations.facts import (Facts, ServiceFact, asks_duration, asks_price, match_services, resolve_dates,
+                                 rows_named_in, singular)
 from conversations.handoffs import CONTACT_PATTERNS, extract_contacts
 from conversations.i18n import detect_language
 from conversations.models import HandoffRequest, Session, Turn
@@ -165,7 +166,7 @@ def own_words(text: str) -> list[str]:
 
 # How much of something a price question asks for ("how much per day?", "how much each?", "bei kwa mtu mmoja?"):
 # a unit names no topic of its own.
-_UNIT_WORDS = frozenset("""
+_QUANTITY_WORDS = frozenset("""
 per each every one piece pieces day days night nights hour hours week weeks month months person people head
 kila moja mmoja kimoja siku usiku saa wiki mwezi mtu watu kipande
 """.split())
@@ -173,14 +174,12 @@ kila moja mmoja kimoja siku usiku saa wiki mwezi mtu watu kipande
 
 def asks_only_for_a_unit(message: str) -> bool:
     """A price or duration question naming nothing but a unit ("how much per day?"): it asks about the topic."""
-    from conversations.facts import asks_duration, asks_price
-
     if not (asks_price(message) or asks_duration(message)):
         return False
     own = [word for word in own_words(message) if not word.isdigit()]
     # the asking words themselves ("bei", "price") are no topic either
-    rest = [word for word in own if word not in _UNIT_WORDS and not asks_price(word) and not asks_duration(word)]
-    return any(word in _UNIT_WORDS for word in own) and not rest
+    rest = [word for word in own if word not in _QUANTITY_WORDS and not asks_price(word) and not asks_duration(word)]
+    return any(word in _QUANTITY_WORDS for word in own) and not rest
 
 
 def elliptical_reasons(message: str) -> tuple[str, ...]:
@@ -286,7 +285,7 @@ def _number(text: str) -> float | None:
 
 
 def _name_overlap(name: str, words: set[str], numbers: list[float]) -> int:
-    name_words = {_singular(word) for word in words_of(name)}
+    name_words = {singular(word) for word in words_of(name)}
     overlap = len(name_words & words)
     # "iPhone 13" is in "iPhone 12 to 15": a number inside a range the name gives counts as a match.
     for low, high in ((_number(a), _number(b)) for a, b in _RANGE.findall(name)):
@@ -302,7 +301,7 @@ def narrow_to_message(names: list[str], *, message: str) -> list[str]:
     """
     if detect_language(message) == "sw":
         message = swahili_numerals(message)
-    words = {_singular(word) for word in own_words(message)}  # "and the chairs?" picks "Plastic Chair"
+    words = {singular(word) for word in own_words(message)}  # "and the chairs?" picks "Plastic Chair"
     if not names or not words:
         return names
     numbers = [n for n in (_number(w) for w in words if w[:1].isdigit()) if n is not None]

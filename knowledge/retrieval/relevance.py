@@ -395,7 +395,7 @@ def decide(candidates: list, *, language: str, question: str = "", words: list[s
 
 def _answering_rule(candidates: list, *, question: str, words: list[str]) -> str | None:
     """Which rule answers a question the model refused: where the business is (alone or as one part of the
-    message), or how to reach or pay it; None when none does."""
+    message), how to reach or pay it, or whether it takes a way to pay; None when none does."""
     if (where_the_business_is(candidates, question=question, words=words) is not None
             or place_for_a_part(candidates, question=question) is not None):
         return "place_title"
