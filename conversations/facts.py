@@ -745,10 +745,16 @@ _AMOUNT_ASKED = re.compile(r"\bhow\s+much\b|\bbei\b|\bgharama\b|\bkiasi\s+gani\b
                            r"|\bshilingi\s+ngapi\b", re.I)
 
 
+# "How much fabric do I need?", "how much paint will it take?": an amount of a thing, not of money.
+_QUANTITY_ASKED = re.compile(
+    r"\bhow\s+much\s+(?!money\b|cash\b|deposit\b|more\b|extra\b)[a-z-]+\s+(?:do|does|will|would|should|must|can)\s+"
+    r"(?:i|we|you|it|they|one)\s+(?:need|use|buy|bring|get|take|order|carry|hold)\b", re.I)
+
+
 def asks_price(message: str) -> bool:
     """Whether a message asks what something costs ("how much", "price", "bei", "gharama"), not what a price
-    includes."""
-    text = message or ""
+    includes nor how much of a thing is needed."""
+    text = _QUANTITY_ASKED.sub(" ", message or "")
     if not _PRICE_QUESTION.search(text):
         return False
     return not _INCLUSION.search(text) or bool(_AMOUNT_ASKED.search(text))

@@ -27,8 +27,9 @@ from functools import lru_cache
 from conversations.i18n import detect_language, phrase
 from conversations.prompting import AssembledPrompt, Source
 from conversations.providers.base import Provider, ProviderResult, TextDelta
-from knowledge.retrieval.answer_types import (answer_types, gives_detail, gives_type, names_method,
-                                             payment_methods_asked, question_pieces, reach_asked)
+from knowledge.retrieval.answer_types import (answer_types, asks_about_the_business, gives_detail, gives_history,
+                                             gives_type, names_method, payment_methods_asked, question_pieces,
+                                             reach_asked)
 from knowledge.retrieval.language import stem
 from knowledge.retrieval.relevance import PREMISES_WORDS, asks_where, message_parts, where_part
 
@@ -50,7 +51,7 @@ hapo hapa mimi wewe sisi yangu yako yetu tafadhali naomba nataka ningependa nawe
 _INJECTION = re.compile(r"\b(ignore|disregard|forget)\b.{0,40}\b(instructions?|rules|prompt)\b|\bsystem\s+prompt\b|"
                         r"\bdeveloper\s+mode\b|\byou\s+are\s+now\b|\bas\s+an?\s+(ai|assistant|language\s+model)\b|"
                         r"\bpuuza\b.{0,40}\bmaagizo\b", re.I | re.S)
-_ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|etc|mr|mrs|ms|dr|no|st|approx|vs)\.$", re.I)
+_ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|etc|mr|mrs|ms|dr|no|st|approx|vs|eng|prof|rev|hon|fr|sr|mt)\.$", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 
 # Authoring metadata (the SOP's discoverability header, "Keywords: tray size, 500g, ..."): a line that feeds
@@ -106,7 +107,9 @@ def _typed_asked(question: str) -> frozenset[str]:
     """The precise kinds of answer an English question asks for (an amount, a clock time, a duration)."""
     if detect_language(question) != "en":
         return frozenset()
-    return frozenset(answer_types(question) & {"price", "time", "duration"})
+    typed = answer_types(question) & {"price", "time", "duration"}
+    # "How long have you been in this trade?" asks since when, which "stop for up to 20 minutes" does not say.
+    return frozenset(typed - {"duration"} if asks_about_the_business(question) else typed)
 
 
 @lru_cache(maxsize=1)
@@ -255,6 +258,9 @@ class ExtractiveProvider(Provider):
         # "Where is your pharmacy?" wants the address, not the sentence that repeats the business's name.
         where = asks_where(prompt.question)
         question = content_terms(prompt.question) - (_premise_terms() if where else frozenset())
+        history = asks_about_the_business(prompt.question)  # "Who's behind the company?": "opened in 2009 by ..."
+        if history:
+            question -= content_terms("behind")  # who is behind it, not what stands behind a building
         matches = [matched_terms(question, content_terms(candidate.text)) for candidate in candidates]
         # "Can I pay by card?" is answered by "Visa and Mastercard at reception": naming the way to pay asked
         # about matches the question's word for it.
@@ -281,6 +287,8 @@ class ExtractiveProvider(Provider):
             if typed and any(gives_type(candidate.text, name) for name in typed):
                 value += TYPE_BONUS
             if detail and gives_detail(candidate.text, detail) or where and gives_type(candidate.text, "place"):
+                value += TYPE_BONUS
+            if history and gives_history(candidate.text):
                 value += TYPE_BONUS
             scored.append(Scored(candidate=candidate, matched=matched, coverage=coverage, score=round(value, 4)))
         # Shares among the words the knowledge can answer at all, so a word nothing mentions does not make

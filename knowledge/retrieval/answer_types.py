@@ -237,3 +237,75 @@ def gives_detail(text: str, kind: str) -> bool:
     if _DETAIL_PATTERNS[kind].search(text or ""):
         return True
     return kind == "phone" and bool(_DETAIL_PATTERNS["email"].search(text or ""))
+
+
+# Who runs the business and how long it has been going ("Who owns Jua Bora Solar?", "Who's behind the company?",
+# "How long have you been in business?", "Mmiliki ni nani?"): answered by the snippet the owner titled "About ...".
+# The verb's object, when there is one, must be the business ("Who runs the Zumba class?" asks about a class).
+_ABOUT_VERB = re.compile(
+    r"\bwho(?: s| is| are)?(?: \w+){0,2} (?:own|owns|owned|run|runs|ran|started|starts|founded|set up|sets up|"
+    r"manage|manages|managed|behind)\b(?P<object>(?: \w+){0,3})"
+    r"|\bwhen (?:was|were|did) (?P<subject>(?:\w+ ){1,3})(?:founded|established|started|start|set up|opened)\b"
+    r"(?P<after>(?: \w+){0,3})")
+_ABOUT_ASKED = re.compile(
+    r"\bwho(?: s| is| are) (?:the |your )?(?:owner|owners|founder|founders)\b"
+    r"|\bhow long (?:have|has) (?:\w+ ){1,3}been (?:around|in business|in this|in the|operating|running|doing|"
+    r"open|trading|working)\b"
+    r"|\btell (?:me|us) (?:more )?about (?:you|yourselves|your (?:business|company|shop|team|history))\b"
+    r"|\b(?:mmiliki|wamiliki|mwanzilishi|waanzilishi|anamiliki|wanamiliki|aliyeanzisha|alianzisha|"
+    r"walianzisha|ilianzishwa|mlianza|mlianzisha|mmekuwepo)\b")
+_THE_BUSINESS = frozenset("""
+the this that your it you this place business company shop firm store outfit here guys people team
+""".split())
+_NEXT_CLAUSE = frozenset("and or but na also so".split())
+# How an owner titles that snippet ("About Madoa", "About our clinic and team", "Our story", "Kuhusu sisi").
+ABOUT_TITLE = re.compile(r"^\s*(about|kuhusu)\b|\b(our story|who we are|historia yetu)\b", re.I)
+
+
+# How an owner says who started the business and when ("opened in 2009 by Mary Wambui", "family-owned since 1998").
+_HISTORY_GIVEN = re.compile(r"\b(since|in|from) (19|20)\d\d\b|\b(founded|established|started|opened|set up|began|"
+                            r"owned|owner|run by|ilianzishwa|ilifunguliwa|mmiliki)\b", re.I)
+
+
+def gives_history(text: str) -> bool:
+    """Whether a sentence says who started or owns the business, or since when."""
+    return bool(_HISTORY_GIVEN.search(text or ""))
+
+
+@lru_cache(maxsize=256)
+def asks_about_the_business(text: str) -> bool:
+    """Whether a question asks who owns, runs or started the business, or how long it has been going."""
+    lowered = " ".join(tokens(expand_shorthand(text)))
+    if _ABOUT_ASKED.search(lowered):
+        return True
+    # A capitalised word is the business's name ("Who owns Madoa Laundry?").
+    names = {word.lower() for word in re.findall(r"\b[A-Z][\w-]*", text or "")}
+    for match in _ABOUT_VERB.finditer(lowered):
+        said = " ".join(match.group(name) or "" for name in ("object", "subject", "after")).split()
+        said = said[:next((i for i, word in enumerate(said) if word in _NEXT_CLAUSE), len(said))]
+        if all(word in _THE_BUSINESS or word in names for word in said):
+            return True
+    return False
+
+
+# How to book, or whether one must ("How do I book interior detailing?", "Do I need an appointment for alterations?",
+# "Do you accept walk-ins?", "Nawezaje kubook?"): answered by the snippet the owner titled for booking, not by the
+# one describing the service named.
+_HOW_TO_BOOK = re.compile(
+    r"\bhow (?:do|can|could|should|would) (?:i|we) (?:book|reserve|schedule|enrol|enroll|make (?:a|an) "
+    r"(?:booking|appointment|reservation))\b|\bhow to (?:book|reserve|enrol|enroll)\b"
+    r"|\b(?:do|must|will) (?:i|we) (?:need|have) to (?:book|reserve|make (?:a|an) (?:booking|appointment))\b"
+    r"|\bneed (?:a|an) (?:appointment|booking)\b|\b(?:i|we) must book\b|\bwalk ?-?ins?\b|\bwalk in\b"
+    r"|\bnawezaje ku(?:book|weka (?:miadi|nafasi))\b|\bkubook\b.*\bnifanyeje\b|\bnifanyeje\b.*\bkubook\b")
+BOOKING_TITLE = re.compile(r"\b(book|booking|bookings|appointments?|reserv\w*|walk-?ins?|enrol\w*|miadi|nafasi)\b",
+                           re.I)
+WALK_IN_TITLE = re.compile(r"\bwalk[- ]?ins?\b", re.I)
+HOW_TO_TITLE = re.compile(r"\bhow (to|do|can)\b|\bneed to book\b|\bnawezaje\b", re.I)
+# A title on changing a booking ("Cancelling or moving an appointment", "Running late", "Booking deposits").
+CHANGE_TITLE = re.compile(r"\b(cancel\w*|mov(e|ing)|reschedul\w*|late|deposits?|kughairi|kuahirisha)\b", re.I)
+
+
+@lru_cache(maxsize=256)
+def asks_how_to_book(text: str) -> bool:
+    """Whether a question asks how to book, or whether booking is needed (not a request to book a time)."""
+    return bool(_HOW_TO_BOOK.search(" ".join(tokens(expand_shorthand(text)))))

@@ -29,7 +29,7 @@ WORDS: dict[str, str] = {
     "ijumaa": "friday", "jumamosi": "saturday", "jumapili": "sunday", "wikendi": "weekend",
     "krismasi": "christmas", "pasaka": "easter", "mapema": "early",
     # money and payment
-    "pesa": "money payment", "malipo": "payment", "amana": "deposit", "dhamana": "deposit guarantee",
+    "pesa": "money payment", "malipo": "payment", "amana": "deposit", "dhamana": "deposit guarantee warranty",
     "punguzo": "discount", "ofa": "offer discount", "zawadi": "gift present", "vocha": "voucher",
     "kadi": "card", "benki": "bank", "taslimu": "cash", "risiti": "receipt", "ankara": "invoice bill",
     "bili": "bill", "ada": "fee charge", "faini": "fine penalty fee", "ushuru": "tax", "kodi": "tax rent",
@@ -57,6 +57,14 @@ WORDS: dict[str, str] = {
     "ngazi": "stairs", "stima": "electricity power", "umeme": "electricity electric",
     "jenereta": "generator", "mtandao": "internet wifi network", "muziki": "music",
     "taulo": "towel", "nguo": "clothes clothing", "viatu": "shoes",
+    "kitambaa": "fabric cloth material", "vitambaa": "fabrics cloth material", "sare": "uniform uniforms",
+    "pindo": "hem", "mtindo": "style design", "mitindo": "styles designs", "cherehani": "sewing machine",
+    "godoro": "mattress", "magodoro": "mattresses", "kitandani": "bed", "kunguni": "bedbugs",
+    "panya": "rats mice", "mchwa": "termites", "mende": "cockroaches", "mbu": "mosquitoes",
+    "mkwaruzo": "scratch", "mikwaruzo": "scratches", "usafiri": "transport travel fare", "nje": "outside",
+    "mrefu": "long", "ipi": "which", "yoyote": "any", "kuua": "kill", "mnaua": "kill", "anavaa": "wear",
+    "inakaa": "last stay", "wanapata": "get receive", "nifanyeje": "how", "nawezaje": "how can",
+    "liko": "located", "mwingine": "another other", "kutoka": "from",
     "kandambili": "slippers sandals", "mavazi": "clothing wear", "kuvaa": "wear", "nivae": "wear", "nivaeje": "wear",
     "vazi": "outfit clothing",
     "vito": "jewellery", "mkoba": "bag handbag", "usalama": "security safety", "salama": "safe",
@@ -168,7 +176,7 @@ ROOTS: dict[str, str] = {
     # booking and changes (verb stems)
     "weka nafasi": "book reserve", "bukisha": "book booking", "buki": "book booking",
     "ghairi": "cancel", "ahirish": "postpone reschedule", "badilish": "change replace reschedule",
-    "thibitish": "confirm", "subiri": "wait", "ngoje": "wait",
+    "thibitish": "confirm", "tangaz": "announce advertise post", "subiri": "wait", "ngoje": "wait",
     "chelew": "late delay", "wahi": "early on time", "fika": "arrive", "fike": "arrive",
     "kuja": "come",
     # opening
@@ -205,6 +213,9 @@ ROOTS: dict[str, str] = {
     "hamish": "move moving relocate", "safirish": "transport send deliver",
     "changany": "mix mixing", "mwaga": "pour", "ungua": "burn burning", "isha": "expire end", "jeng": "build",
     "dumu": "last durable",
+    "shone": "sew stitch tailor", "chanik": "torn tear", "fupish": "shorten", "ondoa": "remove",
+    "sahau": "forget forgot", "kauk": "dry", "tafut": "look for search", "ridhik": "satisfied happy",
+    "kojoa": "urinate wet", "karibi": "near approach", "puliz": "spray", "piga dawa": "spray fumigate",
     "kidogo kidogo": "instalments bit by bit", "bibi harusi": "bride bridal", "akina mama": "women ladies",
     "pesa ngapi": "price cost how much", "pesa gani": "price cost how much",
 }
@@ -212,7 +223,7 @@ ROOTS: dict[str, str] = {
 # Swahili function words that carry no search meaning (question particles, pronouns, connectives).
 STOPWORDS: frozenset[str] = frozenset(
     """
-    na ya wa za la cha vya kwa katika ni si kama au ama lakini pia tu sana hii hiyo ile huyu yule hawa
+    na ya wa za la cha vya kwa katika ni si kama au ama lakini pia tu sana hii hiyo ile huyu yule hawa kwenye lenu ina
     wale hapa pale huko kule je nini gani vipi kwanini mimi wewe yeye sisi nyinyi wao yangu yako yake
     yetu yenu yao wangu wako wake wetu wenu wao langu lako lake kwangu kwako kwake kwetu kwenu kwao
     ndio ndiyo hapana sawa hata bado tena kila kitu vitu mtu watu hivyo hivi basi halafu kisha kwamba
@@ -231,5 +242,6 @@ LOANWORDS: frozenset[str] = frozenset(
     menu delivery takeaway reservation room hotel breakfast lunch dinner check-in checkout wax waxing
     nails hair salon braids scrub oil oils appointment receipt refund credit bank visa mastercard
     taxi uber bolt lift shower locker towel robe therapist doctor allergy pregnancy prenatal
+    sofa sofas engine shampoo size sizes lounge boda kitenge ankara mashujaa jamhuri madaraka
     """.split()
 )

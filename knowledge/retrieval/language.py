@@ -194,9 +194,18 @@ def swahili_numerals(text: str) -> str:
     return " ".join(out)
 
 
-def expand_swahili(text: str) -> Expansion:
-    """Translate the Swahili words of `text` with the glossary; keep loanwords and English words."""
+_PLACE_ASKED = re.compile(r"\b(?i:hadi|mpaka)\s+(\w+)|\b(?i:\w*fika)\s+([A-Z]\w+)")
+
+
+def expand_swahili(text: str, *, question: bool = True) -> Expansion:
+    """Translate the Swahili words of `text` (a customer's question, or a snippet when not `question`) with the
+    glossary; keep loanwords and English words."""
     result = Expansion()
+    # The place a question asks to be served ("Mnafika Gatundu?", "mnaleta hadi likoni?") is a name the glossary
+    # cannot know: kept. A place said only as where the customer is ("iko wapi hapa Nakuru?") is not the question,
+    # and after "-fika" only a name is a place ("lorry itafika kweli?": will it really get there). A snippet's
+    # "hadi" runs to a date as often ("Aprili hadi Juni").
+    places = {(to or name).lower() for to, name in _PLACE_ASKED.findall(text or "")} if question else set()
     text = swahili_numerals(text)
     words = tokens(text)
     # A phrase is read as a whole and its words not again ("weka nafasi" is booking, not "keep put store").
@@ -229,7 +238,7 @@ def expand_swahili(text: str) -> Expansion:
             continue
         elif loan := _loan_verb(word):
             result.kept.append(loan)
-        elif _looks_english(word):
+        elif _looks_english(word) or word in places:
             result.kept.append(word)
         else:
             result.unknown.append(word)
@@ -278,10 +287,10 @@ def expand_shorthand(text: str) -> str:
 
 
 @lru_cache(maxsize=4096)
-def english_reading(text: str) -> str:
+def english_reading(text: str, *, question: bool = True) -> str:
     """The glossary's English rendering of a Swahili text (what a snippet is compared by when an owner wrote
-    it in Swahili); empty when no word is known."""
-    return expand_swahili(text).text
+    it in Swahili, `question` False); empty when no word is known."""
+    return expand_swahili(text, question=question).text
 
 
 _EN_SUFFIXES = ("ing", "tion", "ment", "ness", "able", "ed", "ly", "er", "est", "ies", "es")

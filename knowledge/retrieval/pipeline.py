@@ -9,7 +9,7 @@ from django.db import connection
 
 from knowledge.embeddings import EmbeddingError, embed_cached, embed_query
 from knowledge.retrieval import candidates as sql
-from knowledge.retrieval.answer_types import answer_types, question_pieces
+from knowledge.retrieval.answer_types import answer_types, asks_how_to_book, question_pieces
 from knowledge.retrieval.candidates import Candidate, QueryText
 from knowledge.retrieval.config import effective_mode, retrieval_settings_get, tenant_today, token_budget
 from knowledge.retrieval.filters import Filters, filters_clean
@@ -17,8 +17,9 @@ from knowledge.retrieval.fusion import TRUNCATE_TOP, Weights, apply_threshold, b
 from knowledge.retrieval.graduation import graduation_check_after_overflow
 from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, english_reading, expand_shorthand,
                                          expand_swahili, is_swahili_text, tokens)
-from knowledge.retrieval.relevance import (asks_where, asks_where_the_business_is, decide, holding_the_detail,
-                                          message_parts, place_for_a_part, taking_the_method, where_the_business_is)
+from knowledge.retrieval.relevance import (about_the_business, asks_where, asks_where_the_business_is, decide,
+                                          holding_the_detail, how_to_book, message_parts, place_for_a_part,
+                                          taking_the_method, where_the_business_is)
 from knowledge.retrieval.rewrite import query_rewrite
 from knowledge.retrieval.spelling import corrections
 from knowledge.retrieval.trivial import is_trivial
@@ -214,6 +215,8 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
     if result.refusal_reason is None:
         _lead_with(result, holding_the_detail(pool, question=prepared.text), why="detail_lead")
         _lead_with(result, taking_the_method(pool, question=prepared.text), why="payment_lead")
+        _lead_with(result, about_the_business(pool, question=prepared.text), why="about_lead")
+        _lead_with_booking(result, pool, question=prepared.text)
         _lead_with_place(result, pool, question=prepared.text, alone=decision.answered_by == "place_title")
     if decision.answerability is not None:
         result.debug["refusal"]["first_probability"] = round(decision.first_probability, 4)
@@ -255,6 +258,18 @@ def _lead_with_place(result: Retrieval, pool: list[Candidate], *, question: str,
     elif all(snippet.key != holder.key for snippet in result.snippets):
         # asked later: quoted at its part (providers/extractive.py), so it must be among what was retrieved
         _set_snippets(result, [*result.snippets, _snippet(holder)], why="place_added", key=holder.key)
+
+
+def _lead_with_booking(result: Retrieval, pool: list[Candidate], *, question: str) -> None:
+    """The snippet the owner titled for booking leads when the message first asks how to book, and is among the
+    retrieved when a later part does ("What time windows do you have, and how do I book?")."""
+    holder = how_to_book(pool, question=question)
+    if holder is None:
+        return
+    if asks_how_to_book(message_parts(question)[0]):
+        _lead_with(result, holder, why="booking_lead")
+    elif all(snippet.key != holder.key for snippet in result.snippets):
+        _set_snippets(result, [*result.snippets, _snippet(holder)], why="booking_added", key=holder.key)
 
 
 def _lead_with(result: Retrieval, holder: Candidate | None, *, why: str) -> None:
@@ -300,7 +315,7 @@ def add_readings(pool: list[Candidate], *, prepared: PreparedQuery) -> None:
     vector = prepared.query.vector
     if vector is None:
         return
-    readings = [(c, english_reading(f"{c.title}. {c.body}"), english_reading(c.title))
+    readings = [(c, english_reading(f"{c.title}. {c.body}", question=False), english_reading(c.title, question=False))
                 for c in _swahili_snippets(pool)]
     readings = [(c, whole, title) for c, whole, title in readings if whole]
     if not readings:

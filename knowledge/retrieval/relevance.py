@@ -27,8 +27,10 @@ from pathlib import Path
 import numpy as np
 
 from knowledge.retrieval import glossary_sw
-from knowledge.retrieval.answer_types import (RANKING_ONLY, answer_types, gives_detail, gives_type, names_method,
-                                             payment_methods_asked, question_pieces, reach_asked)
+from knowledge.retrieval.answer_types import (ABOUT_TITLE, BOOKING_TITLE, CHANGE_TITLE, HOW_TO_TITLE, RANKING_ONLY,
+                                             WALK_IN_TITLE, answer_types, asks_about_the_business, asks_how_to_book,
+                                             gives_detail, gives_type, names_method, payment_methods_asked,
+                                             question_pieces, reach_asked)
 from knowledge.retrieval.language import SUFFIXES, detect_language, is_english_stopword, stem, tokens
 from knowledge.retrieval.wordvec import word_vectors
 
@@ -352,6 +354,39 @@ def taking_the_method(candidates: list, *, question: str):
                                       -(c.similarity if c.similarity is not None else -1.0), c.key))
 
 
+def about_the_business(candidates: list, *, question: str):
+    """The snippet the owner titled "About ..." when a question asks who owns, runs or started the business or how
+    long it has been going, the closest by meaning if there are several; else None. Such a question shares few
+    words with the owner's story ("Who's behind the company?" against "Founded in 2009 by ..."), so the encoder
+    ranks it low or the model refuses it."""
+    if not asks_about_the_business(question):
+        return None
+    titled = [c for c in candidates if ABOUT_TITLE.search(c.title or "")]
+    return min(titled, key=lambda c: (-(c.similarity if c.similarity is not None else -1.0), c.key), default=None)
+
+
+def how_to_book(candidates: list, *, question: str):
+    """The snippet the owner titled for booking ("How to book", "Walk-ins and booking a measuring slot") when a part
+    of the question asks how to book or whether one must, the closest by meaning if there are several; else None.
+    "How do I book interior detailing?" is closest to the snippet describing the service, which says nothing about
+    booking it."""
+    if not any(asks_how_to_book(part) for part in message_parts(question)):
+        return None
+    titled = [c for c in candidates if BOOKING_TITLE.search(c.title or "")]
+    # "Do you take walk-ins?" wants the snippet titled for walk-ins, "How do I book?" one titled for booking, the
+    # owner's own "How to book ..." first; one titled for cancelling or moving a booking answers neither.
+    walk_in = bool(WALK_IN_TITLE.search(question))
+
+    def fits(title: str) -> bool:
+        if walk_in:
+            return bool(WALK_IN_TITLE.search(title))
+        return bool(BOOKING_TITLE.search(WALK_IN_TITLE.sub("", title)))
+
+    return min(titled, key=lambda c: (not fits(c.title or ""), bool(CHANGE_TITLE.search(c.title or "")),
+                                      not HOW_TO_TITLE.search(c.title or ""),
+                                      -(c.similarity if c.similarity is not None else -1.0), c.key), default=None)
+
+
 def _keyword_only(candidates: list) -> bool:
     """No similarity to judge by: the query embedding failed, or the best keyword match has no embedding yet."""
     if all(c.similarity is None for c in candidates):
@@ -395,7 +430,8 @@ def decide(candidates: list, *, language: str, question: str = "", words: list[s
 
 def _answering_rule(candidates: list, *, question: str, words: list[str]) -> str | None:
     """Which rule answers a question the model refused: where the business is (alone or as one part of the
-    message), how to reach or pay it, or whether it takes a way to pay; None when none does."""
+    message), how to reach or pay it, whether it takes a way to pay, who runs it or how to book; None when none
+    does."""
     if (where_the_business_is(candidates, question=question, words=words) is not None
             or place_for_a_part(candidates, question=question) is not None):
         return "place_title"
@@ -403,6 +439,10 @@ def _answering_rule(candidates: list, *, question: str, words: list[str]) -> str
         return "reach_detail"
     if taking_the_method(candidates, question=question) is not None:
         return "payment_method"
+    if about_the_business(candidates, question=question) is not None:
+        return "about_title"
+    if how_to_book(candidates, question=question) is not None:
+        return "booking_title"
     return None
 
 

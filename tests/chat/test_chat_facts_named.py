@@ -394,6 +394,17 @@ def test_a_question_about_what_a_price_includes_does_not_ask_the_price(question,
     assert asks_price(question) is asks
 
 
+@pytest.mark.parametrize("question, asks", [
+    ("How much fabric do I need for a long-sleeved shirt?", False),  # an amount of fabric, not of money
+    ("How much cement will we need for a slab?", False),
+    ("How much paint will I need, and what does it cost?", True),  # the price asked too
+    ("How much money do I need to bring?", True), ("How much deposit do I need to pay?", True),
+    ("How much is the fabric?", True),
+])
+def test_how_much_of_a_thing_is_needed_does_not_ask_the_price(question, asks):
+    assert asks_price(question) is asks
+
+
 @pytest.mark.parametrize("question, expected", [
     # "people" is only in the description: the answer quotes it
     ("How much is the boat ride and how many people fit?", ["Boat Ride (1 hour)"]),

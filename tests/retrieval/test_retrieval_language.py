@@ -38,6 +38,24 @@ def test_a_sheng_infinitive_of_an_english_verb_is_read_as_the_verb(text, kept, n
     assert kept in expansion.kept and not_kept not in expansion.kept + expansion.unknown
 
 
+@pytest.mark.parametrize("text, place", [
+    ("Mnafanya kazi hadi Gatundu?", "gatundu"), ("mnaleta mzigo mpaka likoni?", "likoni"),
+    ("Mnafika Kitengela?", "kitengela"),
+])
+def test_the_place_a_customer_asks_to_be_served_is_kept(text, place):
+    assert place in expand_swahili(text).text.split()
+
+
+def test_the_town_a_customer_is_in_is_not_kept_as_the_question():
+    assert "nakuru" not in expand_swahili("Kliniki yenu iko wapi hapa Nakuru?").text.split()
+    # after "-fika" only a name is a place: "will the lorry really get there?"
+    assert "kweli" not in expand_swahili("Barabara imejaa matope, lorry itafika kweli?").text.split()
+
+
+def test_warranty_is_read_in_dhamana():
+    assert "warranty" in expand_swahili("Dhamana ya betri ni miaka mingapi?").text.split()
+
+
 def test_a_swahili_infinitive_is_not_read_as_english():
     expansion = expand_swahili("Mnaweza kusuka nywele na kupaka rangi?")
     assert not {"suka", "paka"} & set(expansion.kept)
