@@ -455,12 +455,14 @@ products product items things range huduma orodha zenu zote mnatoa gani everythi
 
 
 def _normalize(text: str) -> str:
-    """Lower case, thousands separators dropped ("10,000" -> "10000"), numbers split from units ("5kva")."""
+    """Lower case, thousands separators dropped ("10,000" -> "10000"), numbers split from units ("5kva"), decimals
+    kept whole."""
     text = (text or "").lower().replace("’", "'")
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
     # A one-letter code stays whole ("A3" paper, "C1" licence, "B22" bulb): its number is no quantity.
     text = re.sub(r"(?<=\d)(?=[a-z])|(?<=[a-z])(?=\d)(?<!\b[a-z])", " ", text)
-    return text
+    # A decimal is one number ("3.5x6" is not a 5): written "3d5", so neither of its digits names a row.
+    return re.sub(r"(?<=\d)\.(?=\d)", "d", text)
 
 
 def singular(word: str) -> str:

@@ -267,8 +267,21 @@ def asks_where_the_business_is(question: str, words: list[str]) -> bool:
     """Whether a question asks nothing but where the business is ("Where is your shop?", "Mko wapi?"): a place,
     and no salient word but the premises; its words as written or as the glossary reads them (Swahili function
     words say nothing of a topic)."""
-    salient = salient_words([word for word in words if word not in glossary_sw.STOPWORDS])
+    salient = salient_words([word for word in _without_the_town(words) if word not in glossary_sw.STOPWORDS])
     return "place" in answer_types(question) and not {_stem(word) for word in salient} - _PREMISES
+
+
+_IN_TOWN = frozenset("in at around hapa pale huko".split())
+_TOWN_WORDS = frozenset("town city cbd centre center mjini".split())
+
+
+def _without_the_town(words: list[str]) -> list[str]:
+    """A question's words without the town it ends on ("where are you located in Nakuru?", "mko wapi hapa Nakuru
+    town?"): the customer says where they are looking, not what they are looking for."""
+    end = len(words) - (1 if words and words[-1] in _TOWN_WORDS else 0)
+    if end >= 2 and words[end - 2] in _IN_TOWN:
+        return words[:end - 2]
+    return words
 
 
 @lru_cache(maxsize=512)

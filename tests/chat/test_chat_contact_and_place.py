@@ -338,3 +338,15 @@ def test_walk_ins_and_booking_each_get_their_own_title_and_changing_a_booking_an
     assert how_to_book(pool, question="How do I book an appointment?").key == "how_to_book"
     assert how_to_book(pool, question="do u acept walk ins or i must book").key == "walk_ins"
     assert how_to_book(pool[:1], question="How do I book an appointment?").key == "cancel"  # the only one there
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("Where are you located in Nakuru?", True), ("Where is your shop in Eldoret town?", True),
+    ("Mko wapi hasa pale Kisumu town?", True),
+    # the town ends the question; another word asks something else
+    ("Where can I park in town?", False), ("Where do you deliver in Nakuru?", False),
+])
+def test_the_town_a_where_question_ends_on_asks_nothing_more(question, asks):
+    from knowledge.retrieval.relevance import asks_where
+
+    assert asks_where(question) is asks

@@ -478,3 +478,17 @@ def test_a_row_hired_out_does_not_say_the_business_sells_one():
     assert rows_say_if_sold("Do you have plastic chairs?", chairs)  # to hire, the row answers
     assert rows_say_if_sold("Do you sell honey?", [SHOP[0]])
     assert not rows_say_if_sold("Do you sell honey?", [])
+
+
+MATTRESSES = [
+    _fact("Mattress Cleaning (single)", "1500", 45, "Steam and stain treatment for a 3x6 or 3.5x6 mattress."),
+    _fact("Mattress Cleaning (double and above)", "2200", 60, "Steam and stain treatment for a 4x6, 5x6 or 6x6 mattress."),
+]
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("Price for cleaning a 5x6 mattress?", ["Mattress Cleaning (double and above)"]),  # "3.5" holds no 5
+    ("How much is a 3.5x6 mattress?", ["Mattress Cleaning (single)"]),
+])
+def test_a_decimal_in_a_description_is_one_number(question, expected):
+    assert named_services(question, MATTRESSES) == expected
