@@ -309,3 +309,26 @@ CHANGE_TITLE = re.compile(r"\b(cancel\w*|mov(e|ing)|reschedul\w*|late|deposits?|
 def asks_how_to_book(text: str) -> bool:
     """Whether a question asks how to book, or whether booking is needed (not a request to book a time)."""
     return bool(_HOW_TO_BOOK.search(" ".join(tokens(expand_shorthand(text)))))
+
+
+# Policies a question names ("Can I return floor mats if they don't fit?", "How do I make a complaint?", "If I cancel,
+# do I lose my deposit?"), and how an owner titles the snippet setting each: the product or service the question
+# names is closer by meaning, but says nothing of the policy.
+_POLICY_ASKED = {
+    "returns": re.compile(r"\b(?:can|could|may|do) (?:i|we|you) (?:return|exchange|swap|refund)\b|\brefunds?\b"
+                          r"|\bmoney back\b|\breturns? policy\b|\b(?:ku|ni|mta)\w*rudish\w*\b"),
+    "complaints": re.compile(r"\b(?:complain|complaints?|complaining|malalamiko|kulalamika)\b"),
+    "cancel": re.compile(r"\b(?:cancel|cancels|cancelled|canceled|cancelling|canceling|cancellation)\b|\b\w*ghairi\b"),
+}
+POLICY_TITLE = {
+    "returns": re.compile(r"\b(returns?|exchanges?|refunds?|kurudisha)\b", re.I),
+    "complaints": re.compile(r"\b(complaints?|malalamiko)\b", re.I),
+    "cancel": re.compile(r"\b(cancel\w*|kughairi)\b", re.I),
+}
+
+
+@lru_cache(maxsize=256)
+def policies_asked(text: str) -> frozenset[str]:
+    """The policies a question asks about: returns, complaints, cancelling."""
+    lowered = " ".join(tokens(expand_shorthand(text)))
+    return frozenset(name for name, pattern in _POLICY_ASKED.items() if pattern.search(lowered))

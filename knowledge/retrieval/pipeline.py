@@ -19,7 +19,7 @@ from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_langu
                                          expand_swahili, is_swahili_text, tokens)
 from knowledge.retrieval.relevance import (about_the_business, asks_where, asks_where_the_business_is, decide,
                                           holding_the_detail, how_to_book, message_parts, place_for_a_part,
-                                          taking_the_method, where_the_business_is)
+                                          policy_titled, taking_the_method, where_the_business_is)
 from knowledge.retrieval.rewrite import query_rewrite
 from knowledge.retrieval.spelling import corrections
 from knowledge.retrieval.trivial import is_trivial
@@ -216,6 +216,7 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
         _lead_with(result, holding_the_detail(pool, question=prepared.text), why="detail_lead")
         _lead_with(result, taking_the_method(pool, question=prepared.text), why="payment_lead")
         _lead_with(result, about_the_business(pool, question=prepared.text), why="about_lead")
+        _lead_with(result, policy_titled(pool, question=prepared.text), why="policy_lead")
         _lead_with_booking(result, pool, question=prepared.text)
         _lead_with_place(result, pool, question=prepared.text, alone=decision.answered_by == "place_title")
     if decision.answerability is not None:

@@ -27,10 +27,10 @@ from pathlib import Path
 import numpy as np
 
 from knowledge.retrieval import glossary_sw
-from knowledge.retrieval.answer_types import (ABOUT_TITLE, BOOKING_TITLE, CHANGE_TITLE, HOW_TO_TITLE, RANKING_ONLY,
-                                             WALK_IN_TITLE, answer_types, asks_about_the_business, asks_how_to_book,
-                                             gives_detail, gives_type, names_method, payment_methods_asked,
-                                             question_pieces, reach_asked)
+from knowledge.retrieval.answer_types import (ABOUT_TITLE, BOOKING_TITLE, CHANGE_TITLE, HOW_TO_TITLE, POLICY_TITLE,
+                                             RANKING_ONLY, WALK_IN_TITLE, answer_types, asks_about_the_business,
+                                             asks_how_to_book, gives_detail, gives_type, names_method,
+                                             payment_methods_asked, policies_asked, question_pieces, reach_asked)
 from knowledge.retrieval.language import SUFFIXES, detect_language, is_english_stopword, stem, tokens
 from knowledge.retrieval.wordvec import word_vectors
 
@@ -398,6 +398,15 @@ def how_to_book(candidates: list, *, question: str):
     return min(titled, key=lambda c: (not fits(c.title or ""), bool(CHANGE_TITLE.search(c.title or "")),
                                       not HOW_TO_TITLE.search(c.title or ""),
                                       -(c.similarity if c.similarity is not None else -1.0), c.key), default=None)
+
+
+def policy_titled(candidates: list, *, question: str):
+    """The snippet the owner titled for the policy the first part of a question asks about (returns, complaints,
+    cancelling: "Can I return a tin of paint I haven't opened?" -> "Returns and exchanges"), the closest by meaning
+    if there are several; else None. The product named is closer by meaning, and says nothing of the policy."""
+    asked = policies_asked(message_parts(question)[0]) if message_parts(question) else frozenset()
+    titled = [c for c in candidates if any(POLICY_TITLE[name].search(c.title or "") for name in asked)]
+    return min(titled, key=lambda c: (-(c.similarity if c.similarity is not None else -1.0), c.key), default=None)
 
 
 def _keyword_only(candidates: list) -> bool:
