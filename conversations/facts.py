@@ -456,13 +456,18 @@ products product items things range huduma orodha zenu zote mnatoa gani everythi
 
 def _normalize(text: str) -> str:
     """Lower case, thousands separators dropped ("10,000" -> "10000"), numbers split from units ("5kva"), decimals
-    kept whole."""
+    and sizes kept whole."""
     text = (text or "").lower().replace("’", "'")
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
     # A one-letter code stays whole ("A3" paper, "C1" licence, "B22" bulb): its number is no quantity.
     text = re.sub(r"(?<=\d)(?=[a-z])|(?<=[a-z])(?=\d)(?<!\b[a-z])", " ", text)
-    # A decimal is one number ("3.5x6" is not a 5): written "3d5", so neither of its digits names a row.
-    return re.sub(r"(?<=\d)\.(?=\d)", "d", text)
+    # A decimal is one number ("3.5x6" is not a 5): written "3d5", so neither of its digits names a row. A size is
+    # one word ("5x6", "5 by 6"), so a 5x6 mattress is not a 6x9 carpet.
+    text = re.sub(r"(?<=\d)\.(?=\d)", "d", text)
+    return _SIZE.sub(r"\1x\2", text)
+
+
+_SIZE = re.compile(r"\b(\d+(?:[d.]\d+)?) ?(?:x|by) ?(\d+(?:[d.]\d+)?)\b", re.I)
 
 
 def singular(word: str) -> str:
@@ -581,7 +586,7 @@ def question_groups(text: str, *, keep: frozenset[str] = frozenset(),
     from knowledge.retrieval.language import expand_swahili, is_english_stopword
 
     if (language or detect_language(text)) == "sw":
-        expansion = expand_swahili(text)
+        expansion = expand_swahili(_SIZE.sub(r"\1x\2", text))  # "godoro la 5 by 6": the size, not two numbers
         single = [*expansion.kept, *expansion.unknown]
         readings = [[word] for word in _words(" ".join(single), keep=keep)]
         # A glossary reading's particles ("chukua" -> "pick up") are not the customer's words: "up" must not

@@ -483,12 +483,17 @@ def test_a_row_hired_out_does_not_say_the_business_sells_one():
 MATTRESSES = [
     _fact("Mattress Cleaning (single)", "1500", 45, "Steam and stain treatment for a 3x6 or 3.5x6 mattress."),
     _fact("Mattress Cleaning (double and above)", "2200", 60, "Steam and stain treatment for a 4x6, 5x6 or 6x6 mattress."),
+    _fact("Carpet Cleaning (up to 6x9 ft)", "1500", 60, "Deep extraction clean of one carpet."),
+    _fact("Sofa Cleaning (per seat)", "600", 30), _fact("Fumigation (bedsitter to 2 bedroom)", "4500", 90),
+    _fact("Office Cleaning (per visit)", "5000", 240),
 ]
 
 
 @pytest.mark.parametrize("question, expected", [
     ("Price for cleaning a 5x6 mattress?", ["Mattress Cleaning (double and above)"]),  # "3.5" holds no 5
     ("How much is a 3.5x6 mattress?", ["Mattress Cleaning (single)"]),
+    ("Bei ya kusafisha godoro la 5 by 6 ni ngapi?", ["Mattress Cleaning (double and above)"]),  # a size is one word
+    ("How much for a 6 x 9 carpet?", ["Carpet Cleaning (up to 6x9 ft)"]),
 ])
-def test_a_decimal_in_a_description_is_one_number(question, expected):
+def test_a_decimal_or_a_size_in_a_description_is_one_number(question, expected):
     assert named_services(question, MATTRESSES) == expected
