@@ -314,7 +314,12 @@ def where_the_business_is(candidates: list, *, question: str, words: list[str], 
     if not asks_where_the_business_is(question, words):
         return None
     ranked = sorted((c for c in candidates if c.similarity is not None), key=lambda c: (-c.similarity, c.key))
-    return next((c for c in ranked[:top] if "place" in answer_types(c.title)), None)
+    titled = [c for c in ranked[:top] if "place" in answer_types(c.title)]
+    # "Where to find our shop" before "Where we install": where the business is, not where it goes.
+    return min(titled, key=lambda c: bool(_SERVED_TITLE.search(c.title or "")), default=None)
+
+
+_SERVED_TITLE = re.compile(r"\b(install\w*|deliver\w*|serve|serving|cover\w*|work|visits?|areas?|zones?|tunafika)\b", re.I)
 
 
 def place_for_a_part(candidates: list, *, question: str):
