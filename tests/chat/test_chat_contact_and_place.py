@@ -260,8 +260,8 @@ def test_the_town_a_where_question_ends_on_asks_nothing_more(question, asks):
 def test_where_the_business_is_comes_before_where_it_goes():
     from types import SimpleNamespace
 
-    from knowledge.retrieval.relevance import where_the_business_is
     from knowledge.retrieval.language import tokens
+    from knowledge.retrieval.relevance import where_the_business_is
 
     pool = [SimpleNamespace(key="areas", title="Where we install", similarity=0.5),
             SimpleNamespace(key="shop", title="Where to find our shop", similarity=0.4)]
