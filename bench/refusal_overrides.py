@@ -4,11 +4,12 @@
     RATIBA_DB_NAME=bench_unseen .venv/bin/python bench/refusal_overrides.py [--folds choose|report] [--show]
 
 Every cached question is decided again by `relevance.decide` over the pool retrieval gave it. A rule answers
-only where the model refused (`Decision.answered_by`: place_title, reach_detail, payment_method), so the model
-alone is the same run read with that rule's answers taken back: both columns come from one process on the
-same pools. Rates as in bench/fit_refusal.py: false refusals of answerable questions, refusals of near misses
-(labelled and synthetic) and of generic off-topic requests; per rule, how many answerable and unanswerable
-questions it answered, and how many of those answerable ones have a labelled snippet as the rule's pick.
+only where the model refused (`Decision.answered_by`: place_title, reach_detail, payment_method, about_title,
+booking_title), so the model alone is the same run read with that rule's answers taken back: both columns come
+from one process on the same pools. Rates as in bench/fit_refusal.py: false refusals of answerable questions,
+refusals of near misses (labelled and synthetic) and of generic off-topic requests; per rule, how many
+answerable and unanswerable questions it answered, and how many of those answerable ones have a labelled
+snippet as the rule's pick.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from bench.common import fmt, table  # noqa: E402
 from bench.fit_refusal import refusal_rows  # noqa: E402
 
 FOLD_SETS = {"choose": unseen_data.CHOOSE_FOLDS, "report": unseen_data.REPORT_FOLDS}
-RULES = ("place_title", "reach_detail", "payment_method")  # relevance.decide's answered_by besides "model"
+RULES = ("place_title", "reach_detail", "payment_method", "about_title", "booking_title")  # relevance.decide's answered_by besides "model"
 
 
 def decide_all(runs) -> list:

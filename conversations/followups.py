@@ -26,6 +26,7 @@ from conversations.handoffs import CONTACT_PATTERNS, extract_contacts
 from conversations.i18n import detect_language
 from conversations.models import HandoffRequest, Session, Turn
 from knowledge.models import SnippetVersion
+from knowledge.retrieval.answer_types import asks_about_the_business
 from knowledge.retrieval.language import swahili_numerals
 
 RECENT_TURNS = 3  # what an LLM sees of the conversation, and how far back a topic or a pending hand-off is
@@ -184,6 +185,8 @@ def asks_only_for_a_unit(message: str) -> bool:
 
 def elliptical_reasons(message: str) -> tuple[str, ...]:
     """Why a message cannot be read alone (empty when it can)."""
+    if asks_about_the_business(message):
+        return ()  # "and who's behind the spa?" asks about the business, whatever was asked before
     reasons = []
     if _OPENER.search(message):
         reasons.append("continues")

@@ -27,11 +27,11 @@ from functools import lru_cache
 from conversations.i18n import detect_language, phrase
 from conversations.prompting import AssembledPrompt, Source
 from conversations.providers.base import Provider, ProviderResult, TextDelta
-from knowledge.retrieval.answer_types import (answer_types, asks_about_the_business, gives_detail, gives_history,
-                                             gives_type, names_method, payment_methods_asked, question_pieces,
-                                             reach_asked)
+from knowledge.retrieval.answer_types import (PREMISES_WORDS, answer_types, asks_about_the_business, gives_detail,
+                                             gives_history, gives_type, names_method, payment_methods_asked,
+                                             question_pieces, reach_asked)
 from knowledge.retrieval.language import stem
-from knowledge.retrieval.relevance import PREMISES_WORDS, asks_where, message_parts, where_part
+from knowledge.retrieval.relevance import asks_where, message_parts, where_part
 
 MODEL_NAME = "extractive-1"
 SERVICES_KEY = "facts:services"  # conversations.facts.SERVICES_KEY (the provider reads no models)

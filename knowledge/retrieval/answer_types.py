@@ -254,9 +254,13 @@ _ABOUT_ASKED = re.compile(
     r"|\btell (?:me|us) (?:more )?about (?:you|yourselves|your (?:business|company|shop|team|history))\b"
     r"|\b(?:mmiliki|wamiliki|mwanzilishi|waanzilishi|anamiliki|wanamiliki|aliyeanzisha|alianzisha|"
     r"walianzisha|ilianzishwa|mlianza|mlianzisha|mmekuwepo)\b")
+# Words for the business's own premises: "Where is your shop?" asks where the business is.
+PREMISES_WORDS = ("shop store office premises place business building outlet showroom workshop studio garage salon "
+                  "clinic surgery practice spa gym school academy bakery restaurant cafe hotel pharmacy centre center "
+                  "branch yard depot warehouse duka ofisi").split()
 _THE_BUSINESS = frozenset("""
 the this that your it you this place business company shop firm store outfit here guys people team
-""".split())
+""".split()) | frozenset(PREMISES_WORDS)
 _NEXT_CLAUSE = frozenset("and or but na also so".split())
 # How an owner titles that snippet ("About Madoa", "About our clinic and team", "Our story", "Kuhusu sisi").
 ABOUT_TITLE = re.compile(r"^\s*(about|kuhusu)\b|\b(our story|who we are|historia yetu)\b", re.I)

@@ -28,9 +28,10 @@ import numpy as np
 
 from knowledge.retrieval import glossary_sw
 from knowledge.retrieval.answer_types import (ABOUT_TITLE, BOOKING_TITLE, CHANGE_TITLE, HOW_TO_TITLE, POLICY_TITLE,
-                                             RANKING_ONLY, WALK_IN_TITLE, answer_types, asks_about_the_business,
-                                             asks_how_to_book, gives_detail, gives_type, names_method,
-                                             payment_methods_asked, policies_asked, question_pieces, reach_asked)
+                                             PREMISES_WORDS, RANKING_ONLY, WALK_IN_TITLE, answer_types,
+                                             asks_about_the_business, asks_how_to_book, gives_detail, gives_type,
+                                             names_method, payment_methods_asked, policies_asked, question_pieces,
+                                             reach_asked)
 from knowledge.retrieval.language import SUFFIXES, detect_language, is_english_stopword, stem, tokens
 from knowledge.retrieval.wordvec import word_vectors
 
@@ -256,10 +257,6 @@ class Decision:
     # is, or only how to reach or pay it (below)
 
 
-# Words for the business's own premises: "Where is your shop?" asks where the business is.
-PREMISES_WORDS = ("shop store office premises place business building outlet showroom workshop studio garage salon "
-                  "clinic surgery practice spa gym school academy bakery restaurant cafe hotel pharmacy centre center "
-                  "branch yard depot warehouse duka ofisi").split()
 _PREMISES = frozenset(_stem(word) for word in PREMISES_WORDS)
 
 
@@ -319,7 +316,8 @@ def where_the_business_is(candidates: list, *, question: str, words: list[str], 
     return min(titled, key=lambda c: bool(_SERVED_TITLE.search(c.title or "")), default=None)
 
 
-_SERVED_TITLE = re.compile(r"\b(install\w*|deliver\w*|serve|serving|cover\w*|work|visits?|areas?|zones?|tunafika)\b", re.I)
+_SERVED_TITLE = re.compile(r"\b(install\w*|deliver\w*|serve|serving|cover\w*|work|visits?|areas?|zones?|tunafika)\b",
+                           re.I)
 
 
 def place_for_a_part(candidates: list, *, question: str):

@@ -93,3 +93,24 @@ def test_a_customer_asking_whether_a_product_is_sold_and_how_to_pay_gets_the_row
         assert "M-Pesa (Till 5123987)" in answer and "refused" not in (paying.get_attribute("class") or "")
         assert "Ways to pay" in paying.locator(".sources").inner_text()
         page.screenshot(path=f"{SHOTS}/chat_sold_and_paying.png", full_page=True)
+
+
+def test_a_customer_asking_how_to_book_and_who_runs_the_spa_gets_the_snippets_titled_for_them(site):
+    from tests.support.spa import seed_snippets
+
+    seed_snippets(items=[
+        ("how_to_book", "general", "How to book", "Book on WhatsApp at 0722 418 903 or at reception; a 50% deposit "
+         "holds a Saturday slot."),
+        ("about_aria", "general", "About Aria Aura Spa", "Aria Aura Spa was opened in 2016 by Wanjiku Mwangi, a "
+         "therapist trained in Bali. Today eight therapists work with her."),
+    ])
+    os.makedirs(SHOTS, exist_ok=True)
+    with chromium_page(height=1000) as page:
+        sign_in(page, url=f"{site}/chat/", username="chat-owner", password="pw-chat-12345")
+        booking = _send(page, "How do I book the Signature facial?", 0)
+        assert "WhatsApp at 0722 418 903" in booking.locator(".answer").inner_text()
+        assert "How to book" in booking.locator(".sources").inner_text()
+        about = _send(page, "and who's behind the spa?", 1)
+        assert "Wanjiku Mwangi" in about.locator(".answer").inner_text()
+        assert "About Aria Aura Spa" in about.locator(".sources").inner_text()
+        page.screenshot(path=f"{SHOTS}/chat_booking_and_about.png", full_page=True)

@@ -482,7 +482,8 @@ def test_a_row_hired_out_does_not_say_the_business_sells_one():
 
 MATTRESSES = [
     _fact("Mattress Cleaning (single)", "1500", 45, "Steam and stain treatment for a 3x6 or 3.5x6 mattress."),
-    _fact("Mattress Cleaning (double and above)", "2200", 60, "Steam and stain treatment for a 4x6, 5x6 or 6x6 mattress."),
+    _fact("Mattress Cleaning (double and above)", "2200", 60,
+          "Steam and stain treatment for a 4x6, 5x6 or 6x6 mattress."),
     _fact("Carpet Cleaning (up to 6x9 ft)", "1500", 60, "Deep extraction clean of one carpet."),
     _fact("Sofa Cleaning (per seat)", "600", 30), _fact("Fumigation (bedsitter to 2 bedroom)", "4500", 90),
     _fact("Office Cleaning (per visit)", "5000", 240),

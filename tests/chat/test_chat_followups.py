@@ -148,6 +148,8 @@ def test_an_old_topic_is_not_a_follow_ups_topic(chat):
     ("Bei kwa siku ni ngapi?", ("unit_only",)),
     ("How much is a day pass?", ()),  # names a thing ("pass")
     ("How much per day is the generator?", ()),
+    # who runs the business never depends on the last question
+    ("and who's behind the spa?", ()), ("and how long have you been in business?", ()),
 ])
 def test_which_messages_are_elliptical(message, reasons):
     assert followups.elliptical_reasons(message) == reasons

@@ -58,7 +58,8 @@ def test_who_runs_something_else_is_not_sent_to_the_about_snippet(tailor, kb):
 
 @pytest.mark.parametrize("question, asks", [
     ("How do I book interior detailing?", True), ("Do I need an appointment for alterations?", True),
-    ("Do you accept walk-ins?", True), ("hw do i book a personal trainr", True), ("Nawezaje kubook usafi wa sofa?", True),
+    ("Do you accept walk-ins?", True), ("hw do i book a personal trainr", True),
+    ("Nawezaje kubook usafi wa sofa?", True),
     ("Nataka kubook suti, nifanyeje?", True),
     # a request to book, or another question about booking
     ("Can I book a fitting for Saturday at 10?", False), ("I want to book a suit fitting tomorrow", False),
