@@ -924,6 +924,40 @@ def row_the_knowledge_names(message: str, text: str, services: list[ServiceFact]
     return row.name if any(_same_word(q, w) for q in asked for w in name_words) else None
 
 
+def _base_name(name: str) -> str:
+    """A row's name without its variant in brackets ("Full Wash (SUV/Pick-up)" -> "full wash")."""
+    return re.sub(r"\s*\(.*?\)\s*", " ", name).strip().lower()
+
+
+def variant_the_knowledge_names(message: str, names: list[str], texts: list[str], services: list[ServiceFact], *,
+                                siblings: bool = False) -> list[str]:
+    """Of several named variants of one service ("Full Wash (Saloon/Hatchback)", "Full Wash (SUV/Pick-up)"), the one
+    the knowledge ties to a word of the question no row holds: "a full wash for a Prado" and "SUV/Pick-up prices are
+    for ... the RAV4, Prado and Land Cruiser" give the SUV row. With `siblings`, the named rows' other variants
+    (the same name before the brackets) are candidates too: "and for a Prado?" after the saloon's price. `names`
+    unchanged when no one sentence ties the word to exactly one variant."""
+    bases = {_base_name(name) for name in names}
+    rows = [s for s in services if s.name in names or siblings and _base_name(s.name) in bases]
+    if len(rows) < 2:
+        return names
+    written = {row.name: set(_words(row.name)) for row in rows}
+    shared = set.intersection(*written.values())
+    own = {name: words - shared - _GENERIC_TOKENS - _UNIT_WORDS for name, words in written.items()}
+    held = set().union(*written.values(), *(set(_words(row.description)) for row in rows))
+    loose = [word for word in _naming_words(message) if not any(_same_word(word, h) for h in held)]
+    if not loose or any(not words for words in own.values()):
+        return names
+    for text in texts:
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", text or ""):
+            said = set(_words(sentence))
+            if not any(word in said for word in loose):
+                continue
+            tied = [name for name, words in own.items() if words & said]
+            if len(tied) == 1:
+                return tied
+    return names
+
+
 def described_rows(message: str, services: list[ServiceFact], names: list[str]) -> list[str]:
     """The named rows whose description, not their name, holds words of an English question ("How much is the
     boat ride and how many people fit?": "... per boat for up to 6 people"): their answer quotes it."""

@@ -20,7 +20,8 @@ from django.utils import timezone
 import llm
 from conversations import costs, followups, handoffs, i18n, intents, selectors
 from conversations.facts import (Facts, asks_duration, asks_price, facts_beside_knowledge, facts_for,
-                                 facts_intent_for, named_services, row_the_knowledge_names, services_list)
+                                 facts_intent_for, named_services, row_the_knowledge_names, services_list,
+                                 variant_the_knowledge_names)
 from conversations.models import HandoffRequest, Session, Turn
 from conversations.prompting import load_prompt_template
 from conversations.shaping import AnswerDelta, ShapedAnswer
@@ -354,8 +355,12 @@ def _plan_message(inp: TurnInput, *, started: float, session: Session) -> _Plan:
             if retry.refusal_reason is None:
                 plan = retry
     if plan.reading is not None and plan.reading.followup and plan.facts is not None:
-        # Looked up with the topic; keep the rows and days this message itself names ("and the 2 kg one?").
+        # Looked up with the topic; keep the rows and days this message itself names ("and the 2 kg one?"), or the
+        # variant the knowledge ties to its word ("and for a Prado?" after the saloon's price).
+        named = list(plan.facts.matched_services)
         followups.narrow_facts(plan.facts, message=question)
+        if named and plan.facts.matched_services == named and _relevant(plan.retrieval):
+            _narrow_to_the_variant_the_knowledge_names(plan.facts, question, plan.retrieval, siblings=True)
     plan.capture = capture
     return plan
 
@@ -483,6 +488,8 @@ def question_decide(*, intent: str, message: str, channel: str, session: Session
         retrieval = _fetch(facts_intent, message=message, channel=channel, session=session, filters=filters)
         if facts_intent == "services" and not facts.matched_services:
             facts = _facts_the_knowledge_names(read, retrieval, services) or facts
+        elif facts_intent == "services" and len(facts.matched_services) > 1 and _relevant(retrieval):
+            _narrow_to_the_variant_the_knowledge_names(facts, read, retrieval)
     facts_beside_knowledge(facts, knowledge=_relevant(retrieval))
     refused = facts.is_empty and not _relevant(retrieval)
     return Decision(retrieval=retrieval, facts=facts,
@@ -501,6 +508,17 @@ def _facts_the_knowledge_names(message: str, retrieval: Retrieval, services: lis
     if row is None:
         return None
     return facts_for(intent="services", message=message, topic_names=(row,), services=services)
+
+
+def _narrow_to_the_variant_the_knowledge_names(facts: Facts, message: str, retrieval: Retrieval, *,
+                                               siblings: bool = False) -> None:
+    """Several variants named ("a full wash for a Prado"), or one and its siblings for a follow-up: the one the
+    retrieved knowledge ties to the customer's word (in place)."""
+    texts = [snippet.body for snippet in retrieval.snippets]
+    narrowed = variant_the_knowledge_names(message, facts.matched_services, texts, facts.services, siblings=siblings)
+    if narrowed != facts.matched_services:
+        facts.matched_services = narrowed
+        facts.described = [name for name in facts.described if name in narrowed]
 
 
 def knowledge_read(retrieval: Retrieval | None, facts: Facts | None) -> list[RetrievedSnippet]:

@@ -498,3 +498,25 @@ MATTRESSES = [
 ])
 def test_a_decimal_or_a_size_in_a_description_is_one_number(question, expected):
     assert named_services(question, MATTRESSES) == expected
+
+
+WASHES = [
+    _fact("Full Wash (Saloon/Hatchback)", "800", 60, "Inside and out."),
+    _fact("Full Wash (SUV/Pick-up)", "1100", 75, "Inside and out, boot included."),
+    _fact("Engine Wash", "500", 30), _fact("Wax Polish", "2500", 120), _fact("Air Freshener", "300", None),
+]
+SIZES = ["Saloon/Hatchback prices are for saloons and hatchbacks such as the Vitz and Axio. SUV/Pick-up prices are "
+         "for SUVs and pick-ups such as the RAV4, Prado and Hilux."]
+
+
+def test_the_knowledge_ties_a_word_no_row_holds_to_one_variant():
+    from conversations.facts import variant_the_knowledge_names
+
+    both = ["Full Wash (Saloon/Hatchback)", "Full Wash (SUV/Pick-up)"]
+    assert variant_the_knowledge_names("full wash for a prado how much", both, SIZES, WASHES) == [both[1]]
+    assert variant_the_knowledge_names("How much is a full wash for a Vitz?", both, SIZES, WASHES) == [both[0]]
+    # no word the knowledge ties to one variant: both stay
+    assert variant_the_knowledge_names("How much is a full wash for a lorry?", both, SIZES, WASHES) == both
+    # a follow-up's siblings: "and for a Prado?" after the saloon
+    assert variant_the_knowledge_names("and for a Prado?", both[:1], SIZES, WASHES, siblings=True) == [both[1]]
+    assert variant_the_knowledge_names("and for a Prado?", both[:1], SIZES, WASHES) == both[:1]

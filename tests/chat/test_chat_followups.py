@@ -182,6 +182,20 @@ def test_how_much_per_day_after_a_question_on_an_item_prices_that_item(chat):
     assert "Generator 20 kVA (per day): KES 12,000" in second["answer"]
 
 
+def test_a_word_the_knowledge_ties_to_a_variant_picks_that_variant(chat):
+    from tests.support.spa import seed_snippets
+
+    for position, (variant, price) in enumerate([("Saloon/Hatchback", "800.00"), ("SUV/Pick-up", "1100.00")]):
+        service_upsert(name=f"Full Wash ({variant})", duration_minutes=60, price=price, currency="KES",
+                       position=10 + position, description="Inside and out.")
+    seed_snippets(items=[("car_sizes", "general", "Which price is my car?",
+                          "Saloon/Hatchback prices are for saloons such as the Vitz and Axio. SUV/Pick-up prices are "
+                          "for SUVs and pick-ups such as the RAV4, Prado and Hilux.")])
+    first, second = ask(chat, "How much is a full wash for a saloon?", "and for a Prado?")
+    assert "Full Wash (Saloon/Hatchback): KES 800" in first["answer"]
+    assert "Full Wash (SUV/Pick-up): KES 1,100" in second["answer"] and "KES 800" not in second["answer"]
+
+
 def test_a_swahili_number_picks_its_row():
     names = ["Suit Dry Cleaning (2-piece)", "Suit Dry Cleaning (3-piece)"]
     assert followups.narrow_to_message(names, message="na ya vipande vitatu je?") == [names[1]]
