@@ -938,8 +938,8 @@ def variant_the_knowledge_names(message: str, names: list[str], texts: list[str]
     unchanged when no one sentence ties the word to exactly one variant."""
     bases = {_base_name(name) for name in names}
     rows = [s for s in services if s.name in names or siblings and _base_name(s.name) in bases]
-    if len(rows) < 2:
-        return names
+    if len(rows) < 2 or len(bases) > 1:
+        return names  # one row, or rows of different services (a spray and a fumigation are no variants)
     written = {row.name: set(_words(row.name)) for row in rows}
     shared = set.intersection(*written.values())
     own = {name: words - shared - _GENERIC_TOKENS - _UNIT_WORDS for name, words in written.items()}

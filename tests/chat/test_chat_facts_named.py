@@ -520,3 +520,6 @@ def test_the_knowledge_ties_a_word_no_row_holds_to_one_variant():
     # a follow-up's siblings: "and for a Prado?" after the saloon
     assert variant_the_knowledge_names("and for a Prado?", both[:1], SIZES, WASHES, siblings=True) == [both[1]]
     assert variant_the_knowledge_names("and for a Prado?", both[:1], SIZES, WASHES) == both[:1]
+    # rows of different services are no variants of one
+    assert variant_the_knowledge_names("engine wash or full wash for a prado", ["Full Wash (SUV/Pick-up)",
+                                       "Engine Wash"], SIZES, WASHES) == ["Full Wash (SUV/Pick-up)", "Engine Wash"]
