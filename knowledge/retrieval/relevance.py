@@ -388,18 +388,19 @@ def how_to_book(candidates: list, *, question: str):
     booking it."""
     if not any(asks_how_to_book(part) for part in message_parts(question)):
         return None
-    titled = [c for c in candidates if BOOKING_TITLE.search(c.title or "")]
     # "Do you take walk-ins?" wants the snippet titled for walk-ins, "How do I book?" one titled for booking, the
-    # owner's own "How to book ..." first; one titled for cancelling or moving a booking answers neither.
+    # owner's own "How to book ..." first; one titled for cancelling, moving or a deposit answers neither.
     walk_in = bool(WALK_IN_TITLE.search(question))
 
     def fits(title: str) -> bool:
+        if CHANGE_TITLE.search(title):
+            return False
         if walk_in:
             return bool(WALK_IN_TITLE.search(title))
         return bool(BOOKING_TITLE.search(WALK_IN_TITLE.sub("", title)))
 
-    return min(titled, key=lambda c: (not fits(c.title or ""), bool(CHANGE_TITLE.search(c.title or "")),
-                                      not HOW_TO_TITLE.search(c.title or ""),
+    titled = [c for c in candidates if fits(c.title or "")]
+    return min(titled, key=lambda c: (not HOW_TO_TITLE.search(c.title or ""),
                                       -(c.similarity if c.similarity is not None else -1.0), c.key), default=None)
 
 
