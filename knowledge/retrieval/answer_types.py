@@ -259,7 +259,7 @@ PREMISES_WORDS = ("shop store office premises place business building outlet sho
                   "clinic surgery practice spa gym school academy bakery restaurant cafe hotel pharmacy centre center "
                   "branch yard depot warehouse duka ofisi").split()
 _THE_BUSINESS = frozenset("""
-the this that your it you this place business company shop firm store outfit here guys people team
+the this that your it you place business company shop firm store outfit here guys people team
 """.split()) | frozenset(PREMISES_WORDS)
 _NEXT_CLAUSE = frozenset("and or but na also so".split())
 # How an owner titles that snippet ("About Madoa", "About our clinic and team", "Our story", "Kuhusu sisi").

@@ -242,6 +242,6 @@ LOANWORDS: frozenset[str] = frozenset(
     menu delivery takeaway reservation room hotel breakfast lunch dinner check-in checkout wax waxing
     nails hair salon braids scrub oil oils appointment receipt refund credit bank visa mastercard
     taxi uber bolt lift shower locker towel robe therapist doctor allergy pregnancy prenatal
-    sofa sofas engine shampoo size sizes lounge boda kitenge ankara mashujaa jamhuri madaraka
+    sofa sofas engine shampoo size sizes lounge boda kitenge mashujaa jamhuri madaraka
     """.split()
 )
