@@ -253,8 +253,8 @@ class Decision:
     signals: Signals
     first_probability: float | None = None  # the first stage's, when the second stage decided
     answerability: float | None = None  # the cross-encoder's P(the best snippet answers), when it read one
-    answered_by: str = "model"  # or "place_title" / "reach_detail": a question asking only where the business
-    # is, or only how to reach or pay it (below)
+    answered_by: str = "model"  # or the rule that answered what the model refused (_answering_rule): place_title,
+    # reach_detail, payment_method, about_title, booking_title
 
 
 _PREMISES = frozenset(_stem(word) for word in PREMISES_WORDS)
@@ -330,6 +330,11 @@ def place_for_a_part(candidates: list, *, question: str):
     return where_the_business_is(candidates, question=place, words=tokens(place), top=len(candidates))
 
 
+def _closest_first(candidate) -> tuple[float, str]:
+    """A sort key: the closest by meaning first (one with no similarity last), then by key for a stable order."""
+    return -(candidate.similarity if candidate.similarity is not None else -1.0), candidate.key
+
+
 def holding_the_detail(candidates: list, *, question: str):
     """The snippet holding the number or address a question asks for when it asks only how to reach or pay the
     business ("What is your phone number?" -> the location snippet that says "call us on 0722 ..."): one the
@@ -345,7 +350,7 @@ def holding_the_detail(candidates: list, *, question: str):
     # The owner's main number is the one written where they say where they are or how to reach them ("Where
     # to find us", "How to book"), not the night line's.
     ranked = sorted(candidates, key=lambda c: (not answer_types(c.title) & {"place", "contact"},
-                                               -(c.similarity if c.similarity is not None else -1.0), c.key))
+                                               *_closest_first(c)))
     return next((c for c in ranked if gives_detail(f"{c.title}\n{c.body}", kind)), None)
 
 
@@ -367,7 +372,7 @@ def taking_the_method(candidates: list, *, question: str):
     language = detect_language(question).language
     return min(naming, key=lambda c: (not _PAYMENT_TITLE.search(c.title or ""),
                                       detect_language(c.body).language != language,
-                                      -(c.similarity if c.similarity is not None else -1.0), c.key))
+                                      *_closest_first(c)))
 
 
 def about_the_business(candidates: list, *, question: str):
@@ -378,7 +383,7 @@ def about_the_business(candidates: list, *, question: str):
     if not asks_about_the_business(question):
         return None
     titled = [c for c in candidates if ABOUT_TITLE.search(c.title or "")]
-    return min(titled, key=lambda c: (-(c.similarity if c.similarity is not None else -1.0), c.key), default=None)
+    return min(titled, key=_closest_first, default=None)
 
 
 def how_to_book(candidates: list, *, question: str):
@@ -401,7 +406,7 @@ def how_to_book(candidates: list, *, question: str):
 
     titled = [c for c in candidates if fits(c.title or "")]
     return min(titled, key=lambda c: (not HOW_TO_TITLE.search(c.title or ""),
-                                      -(c.similarity if c.similarity is not None else -1.0), c.key), default=None)
+                                      *_closest_first(c)), default=None)
 
 
 def policy_titled(candidates: list, *, question: str):
@@ -410,7 +415,7 @@ def policy_titled(candidates: list, *, question: str):
     if there are several; else None. The product named is closer by meaning, and says nothing of the policy."""
     asked = policies_asked(message_parts(question)[0]) if message_parts(question) else frozenset()
     titled = [c for c in candidates if any(POLICY_TITLE[name].search(c.title or "") for name in asked)]
-    return min(titled, key=lambda c: (-(c.similarity if c.similarity is not None else -1.0), c.key), default=None)
+    return min(titled, key=_closest_first, default=None)
 
 
 def _keyword_only(candidates: list) -> bool:
