@@ -118,6 +118,12 @@ def _premise_terms() -> frozenset[str]:
     return frozenset(content_terms(" ".join(PREMISES_WORDS)))
 
 
+@lru_cache(maxsize=1)
+def _behind_terms() -> frozenset[str]:
+    """"behind" as the answer compares words ("Who's behind the company?" asks who runs it)."""
+    return frozenset(content_terms("behind"))
+
+
 def _gives_the_place(item: Scored) -> bool:
     """A sentence giving a place, of a source the owner titled for the place ("Where to find us")."""
     return "place" in answer_types(item.candidate.source.title) and gives_type(item.candidate.text, "place")
@@ -260,7 +266,7 @@ class ExtractiveProvider(Provider):
         question = content_terms(prompt.question) - (_premise_terms() if where else frozenset())
         history = asks_about_the_business(prompt.question)  # "Who's behind the company?": "opened in 2009 by ..."
         if history:
-            question -= content_terms("behind")  # who is behind it, not what stands behind a building
+            question -= _behind_terms()  # who is behind it, not what stands behind a building
         matches = [matched_terms(question, content_terms(candidate.text)) for candidate in candidates]
         # "Can I pay by card?" is answered by "Visa and Mastercard at reception": naming the way to pay asked
         # about matches the question's word for it.

@@ -239,6 +239,12 @@ def gives_detail(text: str, kind: str) -> bool:
     return kind == "phone" and bool(_DETAIL_PATTERNS["email"].search(text or ""))
 
 
+@lru_cache(maxsize=256)
+def _read(text: str) -> str:
+    """A question as the readers below match it: shorthand written out, lower-cased words one space apart."""
+    return " ".join(tokens(expand_shorthand(text)))
+
+
 # Who runs the business and how long it has been going ("Who owns Jua Bora Solar?", "Who's behind the company?",
 # "How long have you been in business?", "Mmiliki ni nani?"): answered by the snippet the owner titled "About ...".
 # The verb's object, when there is one, must be the business ("Who runs the Zumba class?" asks about a class).
@@ -279,7 +285,7 @@ def gives_history(text: str) -> bool:
 @lru_cache(maxsize=256)
 def asks_about_the_business(text: str) -> bool:
     """Whether a question asks who owns, runs or started the business, or how long it has been going."""
-    lowered = " ".join(tokens(expand_shorthand(text)))
+    lowered = _read(text)
     if _ABOUT_ASKED.search(lowered):
         return True
     # A capitalised word is the business's name ("Who owns Madoa Laundry?").
@@ -312,7 +318,7 @@ CHANGE_TITLE = re.compile(r"\b(cancel\w*|mov(e|ing)|reschedul\w*|late|deposits?|
 @lru_cache(maxsize=256)
 def asks_how_to_book(text: str) -> bool:
     """Whether a question asks how to book, or whether booking is needed (not a request to book a time)."""
-    return bool(_HOW_TO_BOOK.search(" ".join(tokens(expand_shorthand(text)))))
+    return bool(_HOW_TO_BOOK.search(_read(text)))
 
 
 # Policies a question names ("Can I return floor mats if they don't fit?", "How do I make a complaint?", "If I cancel,
@@ -334,5 +340,4 @@ POLICY_TITLE = {
 @lru_cache(maxsize=256)
 def policies_asked(text: str) -> frozenset[str]:
     """The policies a question asks about: returns, complaints, cancelling."""
-    lowered = " ".join(tokens(expand_shorthand(text)))
-    return frozenset(name for name, pattern in _POLICY_ASKED.items() if pattern.search(lowered))
+    return frozenset(name for name, pattern in _POLICY_ASKED.items() if pattern.search(_read(text)))
