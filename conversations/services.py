@@ -189,12 +189,13 @@ def _is_trivial(message: str) -> bool:
 
 
 def _fetch(intent: str, *, message: str, channel: str, session: Session | None,
-           filters: dict | Filters | None) -> Retrieval:
+           filters: dict | Filters | None, handoff: str = "") -> Retrieval:
     from knowledge.retrieval import fetch_snippets
 
     # The session carries its ADD_KB collections: retrieval searches tenant-wide collections always and
     # session-scope ones only when this session added them.
-    return fetch_snippets(intent, query=message, channel=channel, filters=filters or None, session=session)
+    return fetch_snippets(intent, query=message, channel=channel, filters=filters or None, session=session,
+                          handoff=handoff)
 
 
 def _snapshot(retrieval: Retrieval) -> dict:
@@ -422,7 +423,9 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
     if intent.intent in intents.ACTION_INTENTS and not intents.asks_about_action(inp.message):
         plan.handoff_kind = intent.intent
         # A policy may apply (cancellation fees, deposits): quote it if the knowledge covers the question.
-        plan.retrieval = _fetch("other", message=inp.message, channel=channel, session=session, filters=inp.filters)
+        # Retrieval is told the request: with nothing answering its words it offers the snippet titled for it.
+        plan.retrieval = _fetch("other", message=inp.message, channel=channel, session=session, filters=inp.filters,
+                                handoff=intent.intent)
         if not _relevant(plan.retrieval):
             plan.fixed_answer = ""  # the next-step text alone
         return plan

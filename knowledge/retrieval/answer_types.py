@@ -322,22 +322,55 @@ def asks_how_to_book(text: str) -> bool:
 
 
 # Policies a question names ("Can I return floor mats if they don't fit?", "How do I make a complaint?", "If I cancel,
-# do I lose my deposit?"), and how an owner titles the snippet setting each: the product or service the question
-# names is closer by meaning, but says nothing of the policy.
+# do I lose my deposit?", "Do I pay a deposit for a suit?"), and how an owner titles the snippet setting each: the
+# product or service the question names is closer by meaning, but says nothing of the policy.
 _POLICY_ASKED = {
     "returns": re.compile(r"\b(?:can|could|may|do) (?:i|we|you) (?:return|exchange|swap|refund)\b|\brefunds?\b"
                           r"|\bmoney back\b|\breturns? policy\b|\b(?:ku|ni|mta)\w*rudish\w*\b"),
     "complaints": re.compile(r"\b(?:complain|complaints?|complaining|malalamiko|kulalamika)\b"),
     "cancel": re.compile(r"\b(?:cancel|cancels|cancelled|canceled|cancelling|canceling|cancellation)\b|\b\w*ghairi\b"),
+    "deposit": re.compile(r"\b(?:deposit|deposits|down ?payment|amana)\b"),
 }
+# A deposit the customer pays on a rent ("How do I get my rent deposit back?") is not the business's deposit.
+_NOT_OURS = re.compile(r"\b(?:rent|landlord|landlords|kodi)\b")
 POLICY_TITLE = {
     "returns": re.compile(r"\b(returns?|exchanges?|refunds?|kurudisha)\b", re.I),
     "complaints": re.compile(r"\b(complaints?|malalamiko)\b", re.I),
     "cancel": re.compile(r"\b(cancel\w*|kughairi)\b", re.I),
+    "deposit": re.compile(r"\b(?<!rent )(deposits?|amana)\b", re.I),
 }
+
+
+# An urgent call-out ("Water is pouring through my ceiling right now. Can someone come tonight?", "Is a hot socket an
+# emergency?", "Ni dharura?"): the emergency itself named, or haste together with someone coming or being called.
+_EMERGENCY = re.compile(r"\bemerg\w*|\b(?:urgent|urgently|dharura)\b")  # "emergancy" too
+_RIGHT_AWAY = re.compile(r"\b(?:right now|right away|tonight|immediately|asap|as soon as possible"
+                         r"|how (?:fast|soon|quickly)|usiku huu|sasa hivi|haraka)\b")
+_CALL_OUT = re.compile(r"\b(?:come|coming|send|someone|somebody|anyone|technician|call|reach|fundi|kuja|atakuja|aje|"
+                       r"afike|kufika|nipigie|tuma)\b")
+EMERGENCY_TITLE = re.compile(r"\b(emergenc\w*|urgent|dharura)\b", re.I)
+# What a customer changing or cancelling a booking needs first: the snippet titled for changes and cancelling
+# ("Cancelling or rescheduling", "Fitting appointments: changes", "Moving a booking"), not one titled only for
+# deposits or lateness, nor "Move-out cleaning" or "When to change wiper blades".
+REQUEST_CHANGE_TITLE = re.compile(
+    r"\b(cancel\w*|reschedul\w*|postpon\w*|changes|kughairi|kuahirisha)\b"
+    r"|\b(chang\w*|mov(e|ing))\W+(\w+\W+){0,2}(bookings?|appointments?|fittings?|lessons?|sessions?|visits?|slots?|"
+    r"dates?|orders?|pickups?)\b", re.I)
+
+
+@lru_cache(maxsize=256)
+def asks_urgently(text: str) -> bool:
+    """Whether a question is about an emergency or asks for someone to come or answer right away."""
+    read = _read(text)
+    return bool(_EMERGENCY.search(read) or (_RIGHT_AWAY.search(read) and _CALL_OUT.search(read)))
 
 
 @lru_cache(maxsize=256)
 def policies_asked(text: str) -> frozenset[str]:
-    """The policies a question asks about: returns, complaints, cancelling."""
-    return frozenset(name for name, pattern in _POLICY_ASKED.items() if pattern.search(_read(text)))
+    """The policies a question asks about: returns, complaints, cancelling, deposits (what cancelling does to one is the
+    cancellation terms)."""
+    read = _read(text)
+    asked = {name for name, pattern in _POLICY_ASKED.items() if pattern.search(read)}
+    if "cancel" in asked or _NOT_OURS.search(read):
+        asked.discard("deposit")
+    return frozenset(asked)

@@ -92,7 +92,7 @@ WORDS: dict[str, str] = {
     "sherehe": "party celebration event", "kukodi": "hire rent", "kukodisha": "hire rent", "mnakodisha": "hire rent",
     "mchumba": "fiance", "mimba": "pregnancy pregnant", "mjamzito": "pregnant pregnancy",
     # body, health and care
-    "mwili": "body", "ngozi": "skin", "uso": "face", "nywele": "hair", "kucha": "nails",
+    "mwili": "body", "ngozi": "skin", "uso": "face", "nywele": "hair", "kucha": "nails", "rasta": "dreadlocks locs",
     "mikono": "hands", "mkono": "hand", "miguu": "feet legs", "mguu": "foot leg", "mgongo": "back",
     "shingo": "neck", "mabega": "shoulders", "misuli": "muscles", "maumivu": "pain",
     "ugonjwa": "illness condition", "mgonjwa": "sick", "dawa": "medicine medication",
@@ -209,8 +209,8 @@ ROOTS: dict[str, str] = {
     "fundish": "teach lessons training", "tengenez": "repair fix", "weka": "keep put store", "kodish": "hire rent",
     "ajiri": "hire employ jobs", "pima": "test measure check", "ingia": "enter come in", "kuza": "grow growth",
     "andikish": "register enrol", "feli": "fail failed", "jiung": "join membership", "simamish": "pause freeze",
-    # before "isha": "kuhamisha" (move house) is not "expire"
-    "hamish": "move moving relocate", "safirish": "transport send deliver",
+    # before "isha": "kuhamisha" (move house) and "inahusisha" (includes) are not "expire"
+    "hamish": "move moving relocate", "safirish": "transport send deliver", "husish": "include includes involve",
     "changany": "mix mixing", "mwaga": "pour", "ungua": "burn burning", "isha": "expire end", "jeng": "build",
     "dumu": "last durable",
     "shone": "sew stitch tailor", "chanik": "torn tear", "fupish": "shorten", "ondoa": "remove",
@@ -228,7 +228,7 @@ STOPWORDS: frozenset[str] = frozenset(
     yetu yenu yao wangu wako wake wetu wenu wao langu lako lake kwangu kwako kwake kwetu kwenu kwao
     ndio ndiyo hapana sawa hata bado tena kila kitu vitu mtu watu hivyo hivi basi halafu kisha kwamba
     ili kabla baada mpaka hadi tangu bila zaidi kuliko hasa kweli fulani ngapi nani niko uko yuko
-    tuko mko wako naweza unaweza anaweza tunaweza mnaweza wanaweza inawezekana nataka tunataka
+    tuko mko wako naweza unaweza anaweza tunaweza mnaweza wanaweza inaweza inawezekana nataka tunataka huwa
     msee bro sasa poa ata zangu zako zake zetu zenu zao huu hizi hawa tafadhali
     """.split()
 )
@@ -242,6 +242,6 @@ LOANWORDS: frozenset[str] = frozenset(
     menu delivery takeaway reservation room hotel breakfast lunch dinner check-in checkout wax waxing
     nails hair salon braids scrub oil oils appointment receipt refund credit bank visa mastercard
     taxi uber bolt lift shower locker towel robe therapist doctor allergy pregnancy prenatal
-    sofa sofas engine shampoo size sizes lounge boda kitenge mashujaa jamhuri madaraka
+    sofa sofas engine shampoo size sizes lounge boda kitenge mashujaa jamhuri madaraka gate pickup
     """.split()
 )

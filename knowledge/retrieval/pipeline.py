@@ -9,7 +9,7 @@ from django.db import connection
 
 from knowledge.embeddings import EmbeddingError, embed_cached, embed_query
 from knowledge.retrieval import candidates as sql
-from knowledge.retrieval.answer_types import answer_types, asks_how_to_book, question_pieces
+from knowledge.retrieval.answer_types import answer_types, asks_how_to_book, asks_urgently, question_pieces
 from knowledge.retrieval.candidates import Candidate, QueryText
 from knowledge.retrieval.config import effective_mode, retrieval_settings_get, tenant_today, token_budget
 from knowledge.retrieval.filters import Filters, filters_clean
@@ -18,8 +18,9 @@ from knowledge.retrieval.graduation import graduation_check_after_overflow
 from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, english_reading, expand_shorthand,
                                          expand_swahili, is_swahili_text, tokens)
 from knowledge.retrieval.relevance import (about_the_business, asks_where, asks_where_the_business_is, decide,
-                                          holding_the_detail, how_to_book, message_parts, place_for_a_part,
-                                          policy_titled, taking_the_method, where_the_business_is)
+                                          emergency_titled, for_the_request, holding_the_detail, how_to_book,
+                                          message_parts, place_for_a_part, policy_titled, taking_the_method,
+                                          where_the_business_is)
 from knowledge.retrieval.rewrite import query_rewrite
 from knowledge.retrieval.spelling import corrections
 from knowledge.retrieval.trivial import is_trivial
@@ -148,8 +149,11 @@ def _session_last_retrieval(session) -> Retrieval | None:
 
 
 def fetch_snippets(intent: str, *, query: str, channel: str, limit: int = 20, max_chars: int = 6000,
-                   filters: dict | None = None, session=None) -> Retrieval:
+                   filters: dict | None = None, session=None, handoff: str = "") -> Retrieval:
     """Ranked knowledge for a turn: inline (whole routed KB) or hybrid (vector + keyword), per tenant mode.
+
+    `handoff` names the request a turn hands to the team (booking, cancel, reschedule): when nothing answers its
+    words, the snippet the owner titled for that request is offered instead of a refusal.
 
     Trivial turns ("ok", "asante") skip embedding and retrieval and reuse the session's last retrieval.
     Raises FilterError for invalid filters.
@@ -166,12 +170,12 @@ def fetch_snippets(intent: str, *, query: str, channel: str, limit: int = 20, ma
                          trivial=True, empty=True, retrieval_ms=round((perf_counter() - started) * 1000, 3),
                          debug={"trivial": True, "reused_last_retrieval": False})
     return retrieve(intent=intent, query=query, channel=channel, limit=limit, max_chars=max_chars,
-                    filters=filters, session=session)
+                    filters=filters, session=session, handoff=handoff)
 
 
 def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_chars: int = 6000,
              filters: dict | Filters | None = None, session=None, k: int | None = None,
-             mode: str | None = None, record: bool = True) -> Retrieval:
+             mode: str | None = None, record: bool = True, handoff: str = "") -> Retrieval:
     """Run retrieval without the trivial-turn shortcut (the API and the admin's test page call this).
     `k` overrides the number of primary results; `mode` forces "inline" or "hybrid"; `record=False`
     (the owner's test page) records no overflow event and never changes the mode."""
@@ -215,10 +219,17 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
     if result.refusal_reason is None:
         _lead_with(result, holding_the_detail(pool, question=prepared.text), why="detail_lead")
         _lead_with(result, taking_the_method(pool, question=prepared.text), why="payment_lead")
+        _lead_with_emergency(result, pool, question=prepared.text)
         _lead_with(result, about_the_business(pool, question=prepared.text), why="about_lead")
         _lead_with(result, policy_titled(pool, question=prepared.text), why="policy_lead")
         _lead_with_booking(result, pool, question=prepared.text)
         _lead_with_place(result, pool, question=prepared.text, alone=decision.answered_by == "place_title")
+    elif handoff and (request := for_the_request(pool, request=handoff, question=prepared.text)) is not None:
+        # A cancellation, change or urgent booking goes to the team whatever the knowledge says; the snippet the
+        # owner wrote for it (the cancellation terms, the emergency line) is what the customer needs meanwhile.
+        result.refusal_reason = None
+        result.debug["refusal"]["answered_by"] = "request_title"
+        _set_snippets(result, [_snippet(request)], why="request_lead", key=request.key)
     if decision.answerability is not None:
         result.debug["refusal"]["first_probability"] = round(decision.first_probability, 4)
         result.debug["refusal"]["answerability"] = round(decision.answerability, 4)
@@ -230,7 +241,8 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
         if graduated == "exceeds_caps":
             # The knowledge no longer fits: this turn too is answered from all of it, not from what was cut.
             result = retrieve(intent=intent, query=query, channel=channel, limit=limit, max_chars=max_chars,
-                              filters=filters, session=session, k=k, mode="hybrid", record=record)
+                              filters=filters, session=session, k=k, mode="hybrid", record=record,
+                              handoff=handoff)
         if graduated:
             result.debug["graduated"] = True
     return result
@@ -271,6 +283,18 @@ def _lead_with_booking(result: Retrieval, pool: list[Candidate], *, question: st
         _lead_with(result, holder, why="booking_lead")
     elif all(snippet.key != holder.key for snippet in result.snippets):
         _set_snippets(result, [*result.snippets, _snippet(holder)], why="booking_added", key=holder.key)
+
+
+def _lead_with_emergency(result: Retrieval, pool: list[Candidate], *, question: str) -> None:
+    """The snippet the owner titled for emergencies leads when the message first asks urgently, and is among the
+    retrieved when a later part does ("Do you fix geysers, and is a burst pipe an emergency?")."""
+    holder = emergency_titled(pool, question=question)
+    if holder is None:
+        return
+    if asks_urgently(message_parts(question)[0]):
+        _lead_with(result, holder, why="emergency_lead")
+    elif all(snippet.key != holder.key for snippet in result.snippets):
+        _set_snippets(result, [*result.snippets, _snippet(holder)], why="emergency_added", key=holder.key)
 
 
 def _lead_with(result: Retrieval, holder: Candidate | None, *, why: str) -> None:

@@ -27,9 +27,10 @@ from pathlib import Path
 import numpy as np
 
 from knowledge.retrieval import glossary_sw
-from knowledge.retrieval.answer_types import (ABOUT_TITLE, BOOKING_TITLE, CHANGE_TITLE, HOW_TO_TITLE, POLICY_TITLE,
-                                             PREMISES_WORDS, RANKING_ONLY, WALK_IN_TITLE, answer_types,
-                                             asks_about_the_business, asks_how_to_book, gives_detail, gives_type,
+from knowledge.retrieval.answer_types import (ABOUT_TITLE, BOOKING_TITLE, CHANGE_TITLE, EMERGENCY_TITLE, HOW_TO_TITLE,
+                                             POLICY_TITLE, PREMISES_WORDS, RANKING_ONLY, REQUEST_CHANGE_TITLE,
+                                             WALK_IN_TITLE, answer_types, asks_about_the_business, asks_how_to_book,
+                                             asks_urgently, gives_detail, gives_type,
                                              names_method, payment_methods_asked, policies_asked, question_pieces,
                                              reach_asked)
 from knowledge.retrieval.language import SUFFIXES, detect_language, is_english_stopword, stem, tokens
@@ -386,6 +387,9 @@ def about_the_business(candidates: list, *, question: str):
     return min(titled, key=_closest_first, default=None)
 
 
+_MONEY_OR_LATE = re.compile(r"\b(deposits?|late)\b", re.I)
+
+
 def how_to_book(candidates: list, *, question: str):
     """The snippet the owner titled for booking ("How to book", "Walk-ins and booking a measuring slot") when a part
     of the question asks how to book or whether one must, the closest by meaning if there are several; else None.
@@ -394,11 +398,13 @@ def how_to_book(candidates: list, *, question: str):
     if not any(asks_how_to_book(part) for part in message_parts(question)):
         return None
     # "Do you take walk-ins?" wants the snippet titled for walk-ins, "How do I book?" one titled for booking, the
-    # owner's own "How to book ..." first; one titled for cancelling, moving or a deposit answers neither.
+    # owner's own "How to book ..." first; one titled for cancelling, moving or a deposit answers neither, unless it
+    # is titled for booking first ("Booking and moving a technician visit").
     walk_in = bool(WALK_IN_TITLE.search(question))
 
     def fits(title: str) -> bool:
-        if CHANGE_TITLE.search(title):
+        change, booking = CHANGE_TITLE.search(title), BOOKING_TITLE.search(title)
+        if change and (not booking or change.start() < booking.start() or _MONEY_OR_LATE.search(title)):
             return False
         if walk_in:
             return bool(WALK_IN_TITLE.search(title))
@@ -409,11 +415,36 @@ def how_to_book(candidates: list, *, question: str):
                                       *_closest_first(c)), default=None)
 
 
+def emergency_titled(candidates: list, *, question: str):
+    """The snippet the owner titled for emergencies when a question is urgent ("Nothing at home has worked since this
+    morning. How fast can someone come?" -> "Emergency call-outs"), the closest by meaning if there are several; else
+    None. The question's meaning is its trouble (a leak, a dead inverter), which the emergency snippet rarely names."""
+    if not asks_urgently(question):
+        return None
+    titled = [c for c in candidates if EMERGENCY_TITLE.search(c.title or "")]
+    return min(titled, key=_closest_first, default=None)
+
+
+def for_the_request(candidates: list, *, request: str, question: str):
+    """For a booking, cancellation or change handed to the team, the snippet the owner titled for it: changing and
+    cancelling for a cancel or reschedule ("Something came up. Can I push my Saturday polish to next Tuesday?"), the
+    emergency one for an urgent booking; the closest by meaning if there are several; else None."""
+    if request in ("cancel", "reschedule"):
+        titled = [c for c in candidates if REQUEST_CHANGE_TITLE.search(c.title or "")]
+        return min(titled, key=_closest_first, default=None)
+    if request == "booking":
+        return emergency_titled(candidates, question=question)
+    return None
+
+
 def policy_titled(candidates: list, *, question: str):
     """The snippet the owner titled for the policy the first part of a question asks about (returns, complaints,
     cancelling: "Can I return a tin of paint I haven't opened?" -> "Returns and exchanges"), the closest by meaning
     if there are several; else None. The product named is closer by meaning, and says nothing of the policy."""
     asked = policies_asked(message_parts(question)[0]) if message_parts(question) else frozenset()
+    if "deposit" in asked and "cancel" in policies_asked(question):
+        # "I need to cancel my fumigation. Will I lose my deposit?": what cancelling does to it is the cancel terms.
+        asked = (asked - {"deposit"}) | {"cancel"}
     titled = [c for c in candidates if any(POLICY_TITLE[name].search(c.title or "") for name in asked)]
     return min(titled, key=_closest_first, default=None)
 

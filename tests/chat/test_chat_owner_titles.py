@@ -111,12 +111,18 @@ def test_walk_ins_and_booking_each_get_their_own_title_and_changing_a_booking_an
     assert how_to_book(pool, question="How do I book an appointment?").key == "how_to_book"
     assert how_to_book(pool, question="do u acept walk ins or i must book").key == "walk_ins"
     assert how_to_book(pool[:1], question="How do I book an appointment?") is None  # not even as the only one
+    titled_for_both = [SimpleNamespace(key="visits", title="Booking and moving a technician visit", similarity=0.3),
+                       SimpleNamespace(key="deposits", title="Booking deposits", similarity=0.6)]
+    assert how_to_book(titled_for_both, question="How do I book a site survey?").key == "visits"
 
 
 @pytest.mark.parametrize("question, policies", [
     ("Can I return floor mats if they don't fit?", {"returns"}), ("Can I swap it for a bigger one?", {"returns"}),
     ("Can I get a refund if I cancel my membership?", {"returns", "cancel"}),
     ("How do I make a complaint?", {"complaints"}), ("Nikitaka kughairi fundi asije, nitalipishwa?", {"cancel"}),
+    ("Do I have to pay a deposit for a suit?", {"deposit"}), ("Ni lazima nilipe amana nikishonewa suti?", {"deposit"}),
+    ("If I cancel, do I lose my deposit?", {"cancel"}),  # what cancelling does to it: the cancellation terms
+    ("How do I get my rent deposit back from the landlord?", set()),
     # no policy named
     ("When will you return my car?", set()), ("What if I'm not happy with my haircut?", set()),
 ])
@@ -148,3 +154,104 @@ def test_a_question_naming_no_policy_keeps_the_closest_snippet(tailor, kb):
     kb(**UNIFORMS)
     retrieval = fetch_snippets(intent="services", query="Do you stock sweaters for Menengai High?", channel="chat")
     assert retrieval.snippets[0].key == "uniforms" and "policy_lead" not in retrieval.debug
+
+
+@pytest.mark.parametrize("question, urgent", [
+    ("Water is pouring through my ceiling right now. Can someone come tonight?", True),
+    ("Is a hot socket an emergency?", True), ("Nothing works since this morning. How fast can someone come?", True),
+    ("Mbwa wangu amegongwa na gari usiku huu, nipigie nani?", True), ("Ni dharura?", True),
+    ("do u have an emergancy plumber", True),
+    # haste without anyone coming, or a call-out at an ordinary time
+    ("Money is tight right now. Can I pay slowly?", False), ("I need my shirts washed by tonight.", False),
+    ("Can someone come on Tuesday morning?", False), ("Mnauza collar zinazong'aa usiku?", False),
+])
+def test_it_reads_an_urgent_question(question, urgent):
+    from knowledge.retrieval.answer_types import asks_urgently
+
+    assert asks_urgently(question) is urgent
+
+
+def test_a_request_finds_the_snippet_titled_for_it():
+    from types import SimpleNamespace
+
+    from knowledge.retrieval.relevance import for_the_request
+
+    pool = [SimpleNamespace(key="deposits", title="Booking deposits", similarity=0.7),
+            SimpleNamespace(key="orders", title="Cancelling an order", similarity=0.3),
+            SimpleNamespace(key="fittings", title="Fitting appointments: changes", similarity=0.4),
+            SimpleNamespace(key="night", title="Emergency repairs at night", similarity=0.2)]
+    assert for_the_request(pool, request="reschedule", question="Can I push my fitting?").key == "fittings"
+    assert for_the_request(pool, request="cancel", question="Cancel my order").key == "fittings"  # the closest
+    assert for_the_request(pool, request="booking", question="A pipe burst, can someone come right now?").key == "night"
+    assert for_the_request(pool, request="booking", question="Book me a fitting on Friday") is None
+    assert for_the_request(pool[:1], request="cancel", question="Cancel my booking") is None  # deposits alone: no
+
+
+CHANGES = dict(key="changes", title="Cancelling or moving a fitting",
+               body="To move or cancel a fitting, WhatsApp us at least 12 hours before. Later changes lose the KES "
+                    "500 booking fee.")
+EMERGENCY = dict(key="emergency", title="Emergency alterations",
+                 body="For a wedding-day emergency we send a tailor to you within two hours; the call-out is KES "
+                      "1,500 on top of the work.")
+
+
+def test_a_change_the_knowledge_cannot_place_is_handed_off_with_the_change_terms(tailor, kb):
+    from conversations.models import HandoffRequest
+
+    kb(**CHANGES)
+    result = _turn("Something came up. Can I push my Saturday one to next Tuesday?")
+    assert result.intent == "reschedule" and result.refusal_reason is None
+    assert [c["key"] for c in result.citations] == ["changes"] and "12 hours" in result.answer
+    assert HandoffRequest.objects.filter(kind="reschedule").count() == 1
+    assert "passed your request" in result.answer
+
+
+def test_an_urgent_booking_is_handed_off_with_the_emergency_snippet(tailor, kb):
+    from conversations.models import HandoffRequest
+
+    kb(**CHANGES)
+    kb(**EMERGENCY)
+    result = _turn("I need someone to come tonight, my zip broke.")
+    assert result.intent == "booking" and result.refusal_reason is None
+    assert result.citations[0]["key"] == "emergency" and "two hours" in result.answer
+    assert HandoffRequest.objects.filter(kind="booking").count() == 1
+
+
+def test_an_ordinary_booking_gets_neither(tailor, kb):
+    kb(**CHANGES)
+    kb(**EMERGENCY)
+    result = _turn("I'd like to book a fitting for Saturday at 10.")
+    assert result.intent == "booking"
+    assert not {"changes", "emergency"} & {c["key"] for c in result.citations}
+
+
+def test_an_urgent_question_leads_with_the_emergency_snippet(tailor, kb):
+    from knowledge.retrieval import fetch_snippets
+
+    kb(**EMERGENCY)
+    kb(key="hems", title="Hemming trousers and dresses",
+       body="We hem trousers, skirts and dresses by hand or machine; a hem takes two days and costs KES 300.")
+    retrieval = fetch_snippets(intent="other", query="The hem of my trousers came down and the function is tonight. "
+                                                      "How fast can someone come and fix the hem?", channel="chat")
+    assert retrieval.refusal_reason is None and retrieval.snippets[0].key == "emergency"
+
+
+def test_a_deposit_question_is_answered_from_the_snippet_titled_for_deposits(tailor, kb):
+    kb(**SUITS)
+    kb(key="deposits", title="Deposits",
+       body="We ask for half the price before any fabric is cut; alterations are paid on collection.")
+    kb(key="rent", title="Getting your rent deposit back",
+       body="Our move-out clean leaves the house ready for the landlord's inspection.")
+    result = _turn("Do I have to pay a deposit for a made-to-measure suit?")
+    assert result.refusal_reason is None and result.citations[0]["key"] == "deposits"
+
+
+def test_a_deposit_lost_by_cancelling_is_answered_from_the_cancellation_terms():
+    from types import SimpleNamespace
+
+    from knowledge.retrieval.relevance import policy_titled
+
+    pool = [SimpleNamespace(key="deposits", title="Booking deposits", similarity=0.7),
+            SimpleNamespace(key="cancel", title="Cancellation and rescheduling", similarity=0.5)]
+    assert policy_titled(pool, question="Do I pay a deposit to book?").key == "deposits"
+    assert policy_titled(pool, question="I need to cancel tomorrow. Will I lose my deposit?").key == "cancel"
