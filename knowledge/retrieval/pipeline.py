@@ -219,10 +219,12 @@ def retrieve(*, intent: str, query: str, channel: str, limit: int = 20, max_char
     if result.refusal_reason is None:
         _lead_with(result, holding_the_detail(pool, question=prepared.text), why="detail_lead")
         _lead_with(result, taking_the_method(pool, question=prepared.text), why="payment_lead")
-        _lead_with_emergency(result, pool, question=prepared.text)
+        _lead_when_first(result, emergency_titled(pool, question=prepared.text), question=prepared.text,
+                         asks=asks_urgently, why="emergency")
         _lead_with(result, about_the_business(pool, question=prepared.text), why="about_lead")
         _lead_with(result, policy_titled(pool, question=prepared.text), why="policy_lead")
-        _lead_with_booking(result, pool, question=prepared.text)
+        _lead_when_first(result, how_to_book(pool, question=prepared.text), question=prepared.text,
+                         asks=asks_how_to_book, why="booking")
         _lead_with_place(result, pool, question=prepared.text, alone=decision.answered_by == "place_title")
     elif handoff and (request := for_the_request(pool, request=handoff, question=prepared.text)) is not None:
         # A cancellation, change or urgent booking goes to the team whatever the knowledge says; the snippet the
@@ -273,28 +275,16 @@ def _lead_with_place(result: Retrieval, pool: list[Candidate], *, question: str,
         _set_snippets(result, [*result.snippets, _snippet(holder)], why="place_added", key=holder.key)
 
 
-def _lead_with_booking(result: Retrieval, pool: list[Candidate], *, question: str) -> None:
-    """The snippet the owner titled for booking leads when the message first asks how to book, and is among the
-    retrieved when a later part does ("What time windows do you have, and how do I book?")."""
-    holder = how_to_book(pool, question=question)
+def _lead_when_first(result: Retrieval, holder: Candidate | None, *, question: str, asks, why: str) -> None:
+    """A titled snippet leads when the message's first part `asks` for it, and is among the retrieved when a later
+    part does ("What time windows do you have, and how do I book?", "Do you fix geysers, and is a burst pipe an
+    emergency?"): the extractive answer quotes it at its part."""
     if holder is None:
         return
-    if asks_how_to_book(message_parts(question)[0]):
-        _lead_with(result, holder, why="booking_lead")
+    if asks(message_parts(question)[0]):
+        _lead_with(result, holder, why=f"{why}_lead")
     elif all(snippet.key != holder.key for snippet in result.snippets):
-        _set_snippets(result, [*result.snippets, _snippet(holder)], why="booking_added", key=holder.key)
-
-
-def _lead_with_emergency(result: Retrieval, pool: list[Candidate], *, question: str) -> None:
-    """The snippet the owner titled for emergencies leads when the message first asks urgently, and is among the
-    retrieved when a later part does ("Do you fix geysers, and is a burst pipe an emergency?")."""
-    holder = emergency_titled(pool, question=question)
-    if holder is None:
-        return
-    if asks_urgently(message_parts(question)[0]):
-        _lead_with(result, holder, why="emergency_lead")
-    elif all(snippet.key != holder.key for snippet in result.snippets):
-        _set_snippets(result, [*result.snippets, _snippet(holder)], why="emergency_added", key=holder.key)
+        _set_snippets(result, [*result.snippets, _snippet(holder)], why=f"{why}_added", key=holder.key)
 
 
 def _lead_with(result: Retrieval, holder: Candidate | None, *, why: str) -> None:
