@@ -500,6 +500,21 @@ def _hyphen_joined(name: str) -> list[str]:
     return [word.replace("-", "") for word in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", _normalize(name))]
 
 
+# The particle of a hyphenated name ("Move-Out", "Walk-in", "Check-up", "Call-out"): it names the row only beside
+# the word it is joined to ("call-out fee", "move out clean"); alone it names nothing ("how long do we have to stay
+# out of the house?" is no move-out clean).
+_PARTICLES = frozenset("out in up off on down over back away".split())
+
+
+def _joined_particles(name: str) -> dict[str, str]:
+    """A name's hyphen-joined particles and the word each is joined to ("Move-Out Cleaning" -> {"out": "move"})."""
+    joined = {}
+    for compound in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", _normalize(name)):
+        words = compound.split("-")
+        joined.update({word: words[i - 1] for i, word in enumerate(words) if i and word in _PARTICLES})
+    return joined
+
+
 def _same_word(question_word: str, word: str) -> bool:
     """Equal, a prefix of 4+ letters ("mani" ~ manicure, "leaking" ~ leak), a three-letter verb's -ing or -ed
     form ("hem" ~ hemming), one stem of 4+ letters ("install" ~ installation, "consult" ~ consultation) or a
@@ -643,8 +658,11 @@ def _candidates(groups: list[tuple[str, ...]], services: list[ServiceFact], *,
         by_name: set[int] = set()
         distinctive = False
         exact = 0
+        particles = _joined_particles(service.name)
+        heads_said = {head for head in particles.values() if any(_same_word(w, head) for g in groups for w in g)}
         for index, group in enumerate(groups):
-            hits = [t for t in tokens if any(_same_word(word, t) for word in group)]
+            hits = [t for t in tokens if any(_same_word(word, t) for word in group)
+                    and (t not in particles or particles[t] in heads_said)]
             if not hits and any(word.isdigit() and any(low <= int(word) <= high for low, high in ranges)
                                 for word in group):
                 hits = ["#range"]

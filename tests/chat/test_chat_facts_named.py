@@ -150,6 +150,26 @@ def test_something_not_on_the_list_names_no_service(question):
     assert named_services(question, SALON) == []
 
 
+CLEANERS = [
+    _fact("Move-Out Cleaning (2 bedroom)", "9500", 420, "Top-to-bottom clean of an empty two-bedroom house."),
+    _fact("Fumigation (bedsitter to 2 bedroom)", "4500", 90, "Bedbug and cockroach treatment."),
+    _fact("Walk-in Shower Regrouting", "3500", 120),
+    _fact("Standard Call-out", "1500", 60),
+]
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("How long do we have to stay out of the house?", []),  # "out" alone is no move-out clean
+    ("Do I need to be in when you come?", []),
+    ("How much is a move-out clean?", ["Move-Out Cleaning (2 bedroom)"]),
+    ("how much for moveout cleaning", ["Move-Out Cleaning (2 bedroom)"]),
+    ("How much to regrout a walk in shower?", ["Walk-in Shower Regrouting"]),
+    ("How much is a call-out?", ["Standard Call-out"]), ("how much is your callout fee", ["Standard Call-out"]),
+])
+def test_a_hyphen_joined_particle_names_a_row_only_with_its_word(question, expected):
+    assert named_services(question, CLEANERS) == expected
+
+
 def test_a_glossary_readings_particle_names_nothing():
     # "inachukua" (it takes) reads "pick up": "up" is not the customer's word for "(up to 10 kVA)".
     assert match_services("inachukua muda gani?", SALON) == []
