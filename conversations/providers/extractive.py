@@ -27,9 +27,9 @@ from functools import lru_cache
 from conversations.i18n import detect_language, phrase
 from conversations.prompting import AssembledPrompt, Source
 from conversations.providers.base import Provider, ProviderResult, TextDelta
-from knowledge.retrieval.answer_types import (PREMISES_WORDS, answer_types, asks_about_the_business, gives_detail,
-                                             gives_history, gives_type, names_method, payment_methods_asked,
-                                             question_pieces, reach_asked)
+from knowledge.retrieval.answer_types import (PREMISES_WORDS, answer_types, asks_about_the_business,
+                                             asks_about_the_staff, gives_detail, gives_history, gives_type,
+                                             names_method, payment_methods_asked, question_pieces, reach_asked)
 from knowledge.retrieval.language import stem
 from knowledge.retrieval.relevance import asks_where, message_parts, where_part
 
@@ -262,9 +262,11 @@ class ExtractiveProvider(Provider):
         (`coverage`), and `score` = coverage + the optional similarity, rounded so ties are stable; plus each
         question word's share of the question."""
         # "Where is your pharmacy?" wants the address, not the sentence that repeats the business's name.
-        where = asks_where(prompt.question)
+        # Nor does "Who are the vets at your clinic?" want the sentence naming the clinic, but the one naming the vets.
+        where = asks_where(prompt.question) or asks_about_the_staff(prompt.question)
         question = content_terms(prompt.question) - (_premise_terms() if where else frozenset())
-        history = asks_about_the_business(prompt.question)  # "Who's behind the company?": "opened in 2009 by ..."
+        # "Who's behind the company?": "opened in 2009 by ..."; "Who are your vets?" names them instead
+        history = asks_about_the_business(prompt.question) and not asks_about_the_staff(prompt.question)
         if history:
             question -= _behind_terms()  # who is behind it, not what stands behind a building
         matches = [matched_terms(question, content_terms(candidate.text)) for candidate in candidates]

@@ -260,6 +260,12 @@ _ABOUT_ASKED = re.compile(
     r"|\btell (?:me|us) (?:more )?about (?:you|yourselves|your (?:business|company|shop|team|history))\b"
     r"|\b(?:mmiliki|wamiliki|mwanzilishi|waanzilishi|anamiliki|wanamiliki|aliyeanzisha|alianzisha|"
     r"walianzisha|ilianzishwa|mlianza|mlianzisha|mmekuwepo)\b")
+# Who serves the customer, as a whole ("Who are the vets at your clinic?"), not one job's ("Who are the instructors
+# for the night classes?"): the snippet about the business names its people.
+_STAFF_ASKED = re.compile(
+    r"\bwho (?:are|re) (?:the|your) (?:vets|doctors|dentists|staff|team|instructors|teachers|trainers|coaches|"
+    r"stylists|barbers|braiders|tailors|technicians|therapists|pharmacists|photographers|mechanics|cleaners|people)"
+    r"(?: (?:here|there|at (?:the|your) \w+))?$")
 # Words for the business's own premises: "Where is your shop?" asks where the business is.
 PREMISES_WORDS = ("shop store office premises place business building outlet showroom workshop studio garage salon "
                   "clinic surgery practice spa gym school academy bakery restaurant cafe hotel pharmacy centre center "
@@ -284,9 +290,9 @@ def gives_history(text: str) -> bool:
 
 @lru_cache(maxsize=256)
 def asks_about_the_business(text: str) -> bool:
-    """Whether a question asks who owns, runs or started the business, or how long it has been going."""
+    """Whether a question asks who owns, runs, started or works at the business, or how long it has been going."""
     lowered = _read(text)
-    if _ABOUT_ASKED.search(lowered):
+    if _ABOUT_ASKED.search(lowered) or _STAFF_ASKED.search(lowered):
         return True
     # A capitalised word is the business's name ("Who owns Madoa Laundry?").
     names = {word.lower() for word in re.findall(r"\b[A-Z][\w-]*", text or "")}
@@ -298,6 +304,11 @@ def asks_about_the_business(text: str) -> bool:
     return False
 
 
+def asks_about_the_staff(text: str) -> bool:
+    """Whether a question asks who works at the business ("Who are your stylists?"), not its history."""
+    return bool(_STAFF_ASKED.search(_read(text)))
+
+
 # How to book, or whether one must ("How do I book interior detailing?", "Do I need an appointment for alterations?",
 # "Do you accept walk-ins?", "Nawezaje kubook?"): answered by the snippet the owner titled for booking, not by the
 # one describing the service named.
@@ -306,10 +317,14 @@ _HOW_TO_BOOK = re.compile(
     r"(?:booking|appointment|reservation))\b|\bhow to (?:book|reserve|enrol|enroll)\b"
     r"|\b(?:do|must|will) (?:i|we) (?:need|have) to (?:book|reserve|make (?:a|an) (?:booking|appointment))\b"
     r"|\bneed (?:a|an) (?:appointment|booking)\b|\b(?:i|we) must book\b|\bwalk ?-?ins?\b|\bwalk in\b"
-    r"|\bnawezaje ku(?:book|weka (?:miadi|nafasi))\b|\bkubook\b.*\bnifanyeje\b|\bnifanyeje\b.*\bkubook\b")
+    r"|\bnawezaje ku(?:book|weka (?:miadi|nafasi))\b|\bkubook\b.*\bnifanyeje\b|\bnifanyeje\b.*\bkubook\b"
+    r"|\bwithout (?:a |an )?(?:booking|appointment)\b|\bbila (?:booking|miadi|kubook)\b")
 BOOKING_TITLE = re.compile(r"\b(book|booking|bookings|appointments?|reserv\w*|walk-?ins?|enrol\w*|miadi|nafasi)\b",
                            re.I)
 WALK_IN_TITLE = re.compile(r"\bwalk[- ]?ins?\b", re.I)
+# Coming without booking is asking about walk-ins ("Can I just come in without an appointment?", "bila booking").
+WALK_IN_ASKED = re.compile(r"\bwalk[- ]?ins?\b|\bwithout (?:a |an )?(?:booking|appointment)\b"
+                           r"|\bbila (?:booking|miadi|kubook)\b", re.I)
 HOW_TO_TITLE = re.compile(r"\bhow (to|do|can)\b|\bneed to book\b|\bnawezaje\b", re.I)
 # A title on changing a booking ("Cancelling or moving an appointment", "Running late", "Booking deposits").
 CHANGE_TITLE = re.compile(r"\b(cancel\w*|mov(e|ing)|reschedul\w*|late|deposits?|kughairi|kuahirisha)\b", re.I)

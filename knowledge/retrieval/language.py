@@ -258,6 +258,7 @@ SHORTHAND = {
     "kk": "ok", "okay": "ok", "okey": "ok", "sato": "saturday", "asnt": "asante", "asnte": "asante",
     "frm": "from", "wrk": "work", "pik": "pick", "tym": "time", "tyms": "times", "ppl": "people", "pple": "people",
     "abt": "about", "wk": "week", "wks": "weeks", "nd": "and", "wid": "with", "wit": "with", "bt": "but",
+    "lctd": "located", "loctd": "located", "incl": "include", "inclu": "include",
     "nw": "now", "rn": "right now", "mch": "much", "muc": "much", "coz": "because", "cuz": "because",
     "bcoz": "because", "tonite": "tonight", "2nite": "tonight", "nite": "night", "gud": "good", "msg": "message",
     "nxt": "next", "dat": "that", "dis": "this", "der": "there",

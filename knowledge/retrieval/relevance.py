@@ -29,10 +29,9 @@ import numpy as np
 from knowledge.retrieval import glossary_sw
 from knowledge.retrieval.answer_types import (ABOUT_TITLE, BOOKING_TITLE, CHANGE_TITLE, EMERGENCY_TITLE, HOW_TO_TITLE,
                                              POLICY_TITLE, PREMISES_WORDS, RANKING_ONLY, REQUEST_CHANGE_TITLE,
-                                             WALK_IN_TITLE, answer_types, asks_about_the_business, asks_how_to_book,
-                                             asks_urgently, gives_detail, gives_type,
-                                             names_method, payment_methods_asked, policies_asked, question_pieces,
-                                             reach_asked)
+                                             WALK_IN_ASKED, WALK_IN_TITLE, answer_types, asks_about_the_business,
+                                             asks_how_to_book, asks_urgently, gives_detail, gives_type, names_method,
+                                             payment_methods_asked, policies_asked, question_pieces, reach_asked)
 from knowledge.retrieval.language import SUFFIXES, detect_language, is_english_stopword, stem, tokens
 from knowledge.retrieval.wordvec import word_vectors
 
@@ -400,7 +399,7 @@ def how_to_book(candidates: list, *, question: str):
     # "Do you take walk-ins?" wants the snippet titled for walk-ins, "How do I book?" one titled for booking, the
     # owner's own "How to book ..." first; one titled for cancelling, moving or a deposit answers neither, unless it
     # is titled for booking first ("Booking and moving a technician visit").
-    walk_in = bool(WALK_IN_TITLE.search(question))
+    walk_in = bool(WALK_IN_ASKED.search(question))
 
     def fits(title: str) -> bool:
         change, booking = CHANGE_TITLE.search(title), BOOKING_TITLE.search(title)

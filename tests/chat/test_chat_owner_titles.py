@@ -21,6 +21,8 @@ def tailor(kb, mode):
     ("Who owns Madoa Laundry?", True), ("Who's behind the company?", True), ("Who started this place?", True),
     ("How long have you been in business?", True), ("Who actually runs the place, and do you deliver?", True),
     ("When was Madoa founded?", True), ("Mmiliki wa duka ni nani?", True), ("who is the owner", True),
+    ("Who are the vets at your clinic?", True), ("who are your stylists", True),
+    ("Who are the instructors for the night classes?", False),
     # about something else
     ("Who runs the Zumba class?", False), ("When did you start my repair?", False),
     ("Who do I call if my cat gets sick?", False), ("How long have you been waiting?", False),
@@ -46,6 +48,13 @@ def test_who_runs_the_business_is_answered_from_the_snippet_titled_about_it(tail
     assert "Mary Wambui" in result.answer or "2009" in result.answer
 
 
+def test_who_works_here_is_answered_with_the_people_not_the_founding(tailor, kb):
+    kb(**ABOUT)
+    result = _turn("Who are the tailors at your shop?")
+    assert result.refusal_reason is None and result.citations[0]["key"] == "about"
+    assert "six tailors" in result.answer
+
+
 def test_who_runs_something_else_is_not_sent_to_the_about_snippet(tailor, kb):
     from knowledge.retrieval import fetch_snippets
 
@@ -60,7 +69,8 @@ def test_who_runs_something_else_is_not_sent_to_the_about_snippet(tailor, kb):
     ("How do I book interior detailing?", True), ("Do I need an appointment for alterations?", True),
     ("Do you accept walk-ins?", True), ("hw do i book a personal trainr", True),
     ("Nawezaje kubook usafi wa sofa?", True),
-    ("Nataka kubook suti, nifanyeje?", True),
+    ("Nataka kubook suti, nifanyeje?", True), ("Can I just come in without an appointment?", True),
+    ("Msee, naweza kuingia tu ninyolewe bila booking?", True),
     # a request to book, or another question about booking
     ("Can I book a fitting for Saturday at 10?", False), ("I want to book a suit fitting tomorrow", False),
     ("How far ahead should I book?", False),
@@ -110,6 +120,7 @@ def test_walk_ins_and_booking_each_get_their_own_title_and_changing_a_booking_an
             SimpleNamespace(key="how_to_book", title="How to book", similarity=0.4)]
     assert how_to_book(pool, question="How do I book an appointment?").key == "how_to_book"
     assert how_to_book(pool, question="do u acept walk ins or i must book").key == "walk_ins"
+    assert how_to_book(pool, question="Can I come in without an appointment?").key == "walk_ins"
     assert how_to_book(pool[:1], question="How do I book an appointment?") is None  # not even as the only one
     titled_for_both = [SimpleNamespace(key="visits", title="Booking and moving a technician visit", similarity=0.3),
                        SimpleNamespace(key="deposits", title="Booking deposits", similarity=0.6)]

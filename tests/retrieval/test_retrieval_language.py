@@ -228,12 +228,14 @@ def test_english_whatsapp_shorthand_is_read_written_out_and_swahili_is_left_alon
     assert prepare_query("how much 2 kg of flour").text == "how much 2 kg of flour"
     assert prepare_query("r u open rn").text == "are you open right now"
     assert prepare_query("how mch is a nite guard").text == "how much is a night guard"
+    assert prepare_query("wer r u lctd").text == "where are you located"
+    assert prepare_query("wat is incl in full wash").text == "what is include in full wash"
 
 
 def test_a_question_asking_only_where_the_business_is_is_embedded_with_the_place_words():
     from knowledge.retrieval.pipeline import _PLACE_READING, prepare_query
 
-    for question in ("Where are you located?", "wer r u located", "Mko wapi?"):
+    for question in ("Where are you located?", "wer r u located", "wer r u lctd", "Mko wapi?"):
         assert prepare_query(question).embedding_text.endswith(_PLACE_READING), question
     # a place question about something is embedded as asked
     assert prepare_query("Where can I park?").embedding_text == "Where can I park?"
