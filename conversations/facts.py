@@ -12,6 +12,7 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime, time, timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.db import connection
@@ -495,9 +496,12 @@ def _words(text: str, *, keep: frozenset[str] | None = None) -> list[str]:
     return [singular(word) for word in _plain_words(text) if keep is None or word not in _STOPWORDS or word in keep]
 
 
+_HYPHENATED = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
+
+
 def _hyphen_joined(name: str) -> list[str]:
     """A name's hyphenated words written as one ("X-ray" -> "xray", "Check-up" -> "checkup"), as customers do."""
-    return [word.replace("-", "") for word in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", _normalize(name))]
+    return [word.replace("-", "") for word in _HYPHENATED.findall(_normalize(name))]
 
 
 # The particle of a hyphenated name ("Move-Out", "Walk-in", "Check-up", "Call-out"): it names the row only beside
@@ -506,10 +510,11 @@ def _hyphen_joined(name: str) -> list[str]:
 _PARTICLES = frozenset("out in up off on down over back away".split())
 
 
+@lru_cache(maxsize=1024)
 def _joined_particles(name: str) -> dict[str, str]:
     """A name's hyphen-joined particles and the word each is joined to ("Move-Out Cleaning" -> {"out": "move"})."""
     joined = {}
-    for compound in re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", _normalize(name)):
+    for compound in _HYPHENATED.findall(_normalize(name)):
         words = compound.split("-")
         joined.update({word: words[i - 1] for i, word in enumerate(words) if i and word in _PARTICLES})
     return joined

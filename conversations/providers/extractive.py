@@ -263,10 +263,11 @@ class ExtractiveProvider(Provider):
         question word's share of the question."""
         # "Where is your pharmacy?" wants the address, not the sentence that repeats the business's name.
         # Nor does "Who are the vets at your clinic?" want the sentence naming the clinic, but the one naming the vets.
-        where = asks_where(prompt.question) or asks_about_the_staff(prompt.question)
+        staff = asks_about_the_staff(prompt.question)
+        where = staff or asks_where(prompt.question)
         question = content_terms(prompt.question) - (_premise_terms() if where else frozenset())
         # "Who's behind the company?": "opened in 2009 by ..."; "Who are your vets?" names them instead
-        history = asks_about_the_business(prompt.question) and not asks_about_the_staff(prompt.question)
+        history = not staff and asks_about_the_business(prompt.question)
         if history:
             question -= _behind_terms()  # who is behind it, not what stands behind a building
         matches = [matched_terms(question, content_terms(candidate.text)) for candidate in candidates]

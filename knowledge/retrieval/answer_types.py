@@ -312,19 +312,19 @@ def asks_about_the_staff(text: str) -> bool:
 # How to book, or whether one must ("How do I book interior detailing?", "Do I need an appointment for alterations?",
 # "Do you accept walk-ins?", "Nawezaje kubook?"): answered by the snippet the owner titled for booking, not by the
 # one describing the service named.
+# Coming without booking is asking about walk-ins ("Can I just come in without an appointment?", "bila booking").
+_WITHOUT_BOOKING = r"\bwithout (?:a |an )?(?:booking|appointment)\b|\bbila (?:booking|miadi|kubook)\b"
 _HOW_TO_BOOK = re.compile(
     r"\bhow (?:do|can|could|should|would) (?:i|we) (?:book|reserve|schedule|enrol|enroll|make (?:a|an) "
     r"(?:booking|appointment|reservation))\b|\bhow to (?:book|reserve|enrol|enroll)\b"
     r"|\b(?:do|must|will) (?:i|we) (?:need|have) to (?:book|reserve|make (?:a|an) (?:booking|appointment))\b"
     r"|\bneed (?:a|an) (?:appointment|booking)\b|\b(?:i|we) must book\b|\bwalk ?-?ins?\b|\bwalk in\b"
     r"|\bnawezaje ku(?:book|weka (?:miadi|nafasi))\b|\bkubook\b.*\bnifanyeje\b|\bnifanyeje\b.*\bkubook\b"
-    r"|\bwithout (?:a |an )?(?:booking|appointment)\b|\bbila (?:booking|miadi|kubook)\b")
+    r"|" + _WITHOUT_BOOKING)
 BOOKING_TITLE = re.compile(r"\b(book|booking|bookings|appointments?|reserv\w*|walk-?ins?|enrol\w*|miadi|nafasi)\b",
                            re.I)
 WALK_IN_TITLE = re.compile(r"\bwalk[- ]?ins?\b", re.I)
-# Coming without booking is asking about walk-ins ("Can I just come in without an appointment?", "bila booking").
-WALK_IN_ASKED = re.compile(r"\bwalk[- ]?ins?\b|\bwithout (?:a |an )?(?:booking|appointment)\b"
-                           r"|\bbila (?:booking|miadi|kubook)\b", re.I)
+WALK_IN_ASKED = re.compile(r"\bwalk[- ]?ins?\b|" + _WITHOUT_BOOKING, re.I)
 HOW_TO_TITLE = re.compile(r"\bhow (to|do|can)\b|\bneed to book\b|\bnawezaje\b", re.I)
 # A title on changing a booking ("Cancelling or moving an appointment", "Running late", "Booking deposits").
 CHANGE_TITLE = re.compile(r"\b(cancel\w*|mov(e|ing)|reschedul\w*|late|deposits?|kughairi|kuahirisha)\b", re.I)
