@@ -230,12 +230,44 @@ def join_topic(topic: PriorTurn, message: str) -> str:
 
 
 def read_with_topic(*, message: str, context: SessionContext) -> Reading:
-    """The message read alone, or, when it is elliptical and there is a recent topic, read with that topic."""
-    reasons = elliptical_reasons(message)
+    """The message read alone, or, when it is elliptical or asks about a detail of the last answer's sources,
+    read with the last topic."""
     topic = context.topic
-    if not reasons or topic is None:
+    if topic is None:
+        return Reading(text=message)
+    reasons = elliptical_reasons(message) or (("detail_of_topic",) if asks_a_detail(message, topic) else ())
+    if not reasons:
         return Reading(text=message)
     return Reading(text=join_topic(topic, message), followup=True, topic=topic.read_as, reasons=reasons)
+
+
+# A follow-up that says what it asks in a few words, every one of them in the snippets the last answer quoted
+# ("Do you hire out concrete mixers?" then "what deposit do I leave?", answered from a hire snippet that names
+# its deposit), asks about that: read alone, its words find a neighbour (the deposit for special orders).
+DETAIL_MAX_WORDS = 3
+# Verbs of asking and needing carry no topic of their own ("do I need to bring my own gloves?").
+_ASKING_VERBS = frozenset("need needs want know tell give let like able allowed possible".split())
+
+
+def asks_a_detail(message: str, topic: PriorTurn) -> bool:
+    """Whether a short message's own words all appear in what the topic's answer cited (so it asks about it)."""
+    if topic.refused or not topic.cited or detect_language(message) == "sw" or asks_about_the_business(message):
+        return False
+    words = {singular(word) for word in own_words(message) if word not in _ASKING_VERBS and not word.isdigit()}
+    if not words or len(words) > DETAIL_MAX_WORDS:
+        return False
+    cited = {singular(word) for text in cited_texts(topic) for word in words_of(text)}
+    return words <= cited
+
+
+def cited_texts(topic: PriorTurn) -> list[str]:
+    """The title and body of each snippet version the topic's answer cited."""
+    if not topic.cited:
+        return []
+    wanted = Q()
+    for key, version in topic.cited:
+        wanted |= Q(key=key, version=version)
+    return [f"{title}. {body}" for title, body in SnippetVersion.objects.filter(wanted).values_list("title", "body")]
 
 
 def read_short_with_topic(*, message: str, context: SessionContext) -> Reading | None:
@@ -259,13 +291,7 @@ def topic_service(context: SessionContext, services: list[ServiceFact]) -> tuple
     topic = context.topic
     if topic is None or topic.refused or not topic.answer:
         return ()
-    texts = [topic.answer]
-    if topic.cited:
-        wanted = Q()
-        for key, version in topic.cited:
-            wanted |= Q(key=key, version=version)
-        texts += [f"{title}. {body}" for title, body in SnippetVersion.objects.filter(wanted)
-                  .values_list("title", "body")]
+    texts = [topic.answer, *cited_texts(topic)]
     names = rows_named_in(" ".join(texts), services)
     if names:
         return tuple(names) if len(names) == 1 else ()
