@@ -675,8 +675,9 @@ def _candidates(groups: list[tuple[str, ...]], services: list[ServiceFact], *,
                 by_name.add(index)
                 exact += any(word in tokens for word in group)
                 # A word most names share ("massage", "course") names none of them on its own.
-                # Nor does a unit or a bare number ("per kg", "500") unless it falls in a range the owner wrote.
-                distinctive |= any(h == "#range" or (h not in _UNIT_WORDS and not h.isdigit()
+                # Nor does a unit or a bare number ("per kg", "500") unless it falls in a range the owner wrote,
+                # or a function word a name happens to hold ("Can I ..." is not "Air Freshener (Gel Can)").
+                distinctive |= any(h == "#range" or (h not in _UNIT_WORDS and not h.isdigit() and h not in _STOPWORDS
                                                      and (frequency[h] * 3 <= total or len(tokens) == 1
                                                           or total <= 2))
                                    for h in hits)

@@ -124,6 +124,12 @@ def _behind_terms() -> frozenset[str]:
     return frozenset(content_terms("behind"))
 
 
+@lru_cache(maxsize=1)
+def _duration_asking_terms() -> frozenset[str]:
+    """"how long ... take" as the answer compares words."""
+    return frozenset(content_terms("long take takes taking"))
+
+
 def _gives_the_place(item: Scored) -> bool:
     """A sentence giving a place, of a source the owner titled for the place ("Where to find us")."""
     return "place" in answer_types(item.candidate.source.title) and gives_type(item.candidate.text, "place")
@@ -253,6 +259,8 @@ class ExtractiveProvider(Provider):
                     continue
                 if _INJECTION.search(sentence) or protected.repeated_in(sentence):
                     continue
+                if source.kind != "facts" and sentence.rstrip().endswith("?"):
+                    continue  # an owner's heading ("How long will it take?") or aside ("Busy at work?") answers nothing
                 seen.add(marker)
                 found.append(Candidate(source=source, position=position, text=sentence))
         return found
@@ -270,6 +278,11 @@ class ExtractiveProvider(Provider):
         history = not staff and asks_about_the_business(prompt.question)
         if history:
             question -= _behind_terms()  # who is behind it, not what stands behind a building
+        typed = _typed_asked(prompt.question)
+        if "duration" in typed:
+            # "How long does it take to make a suit?": the asking words are in every sentence saying how long
+            # something takes; the suit is what the answer must name (the duration itself earns TYPE_BONUS).
+            question -= _duration_asking_terms()
         matches = [matched_terms(question, content_terms(candidate.text)) for candidate in candidates]
         # "Can I pay by card?" is answered by "Visa and Mastercard at reception": naming the way to pay asked
         # about matches the question's word for it.
@@ -286,7 +299,6 @@ class ExtractiveProvider(Provider):
         weights = {term: math.log(1 + (total + 1) / (frequency.get(term, 0) + 0.5)) for term in question}
         question_weight = sum(weights.values()) or 1.0
         similarities = self.similarity(prompt.question, [c.text for c in candidates]) if self.similarity else None
-        typed = _typed_asked(prompt.question)
         detail = reach_asked(prompt.question)  # "What is your phone number?" wants the sentence holding it
         scored = []
         for index, candidate in enumerate(candidates):

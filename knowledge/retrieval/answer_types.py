@@ -38,7 +38,10 @@ _TYPE_GIVEN = {
                        r"wednesday|thursday|friday|saturday|sunday|weekday|weekend|daily|morning|afternoon|"
                        r"evening|noon|midnight|24 hours|24/7|jumatatu|jumanne|jumatano|alhamisi|ijumaa|"
                        r"jumamosi|jumapili|asubuhi|jioni|usiku)s?\b)", re.I),
-    "duration": re.compile(r"(\b\d+(\.\d+)?\s*(-\s*\d+\s*)?(min|mins|minutes?|hrs?|hours?|days?|weeks?|months?|"
+    # ("2 to 3 working days", "10 business days", "a 10-year warranty": a range, a qualifier or a hyphen before the
+    # unit)
+    "duration": re.compile(r"(\b\d+(\.\d+)?[\s-]*((-|to)\s*\d+\s*)?((working|business|school|calendar|full|clear)\s+)?"
+                           r"(min|mins|minutes?|hrs?|hours?|days?|weeks?|months?|years?|yrs?|"
                            r"dakika|saa|siku|wiki)\b|\b(an|one|half an?|two|three|a few) (hour|day|week|minute)s?\b)",
                            re.I),
     "place": re.compile(r"\b(road|rd|street|st|avenue|ave|lane|drive|floor|building|mall|plaza|centre|center|"

@@ -41,6 +41,21 @@ def test_a_keywords_line_feeds_retrieval_but_is_never_quoted():
     assert answer.text.startswith("Here is what I found: Free parking for guests is in the basement")
 
 
+def test_a_question_the_owner_wrote_into_a_snippet_is_never_quoted():
+    turnaround = ("turnaround", "How long it takes", "How long will it take?\n- Hemming: the next working day.\n"
+                  "- Custom kitenge dresses: 7 working days from measuring.")
+    answer = _answer("How long does it take to make a kitenge dress?", turnaround)
+    assert "?" not in answer.text
+    assert answer.text.startswith("Here is what I found: Custom kitenge dresses: 7 working days")
+
+
+def test_how_long_something_takes_is_answered_with_its_duration_not_the_sentence_saying_take():
+    turnaround = ("turnaround", "Turnaround", "Men's suits: 10 working days, with two fittings.\nHemming: the next "
+                  "working day.\nIn January, alterations can take a day or two longer.")
+    answer = _answer("How long does it take to make a suit?", turnaround)
+    assert answer.text == "Here is what I found: Men's suits: 10 working days, with two fittings. [1]"
+
+
 def test_a_single_question_is_answered_from_one_source():
     answer = _answer("Can I pay with M-Pesa?", PAYMENT, PARKING, ARRIVAL)
     assert [source.key for _, source, _ in answer.cited] == ["payment_methods"]

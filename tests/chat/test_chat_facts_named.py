@@ -543,3 +543,18 @@ def test_the_knowledge_ties_a_word_no_row_holds_to_one_variant():
     # rows of different services are no variants of one
     assert variant_the_knowledge_names("engine wash or full wash for a prado", ["Full Wash (SUV/Pick-up)",
                                        "Engine Wash"], SIZES, WASHES) == ["Full Wash (SUV/Pick-up)", "Engine Wash"]
+
+
+FRESHENERS = [_fact("Air Freshener (Gel Can)", "600", None), _fact("Air Freshener (Vent Clip)", "450", None),
+              _fact("Car Pickup", "500", 30)]
+
+
+@pytest.mark.parametrize("question, expected", [
+    # a function word in a name ("Can") does not name the row on its own
+    ("Can your driver collect my car from Milimani?", ["Car Pickup"]),
+    ("Can I pay by card?", []),
+    # beside the name's other words it still picks its row
+    ("How much is the gel can?", ["Air Freshener (Gel Can)"]),
+])
+def test_a_function_word_in_a_name_is_no_name_alone(question, expected):
+    assert match_services(question, FRESHENERS) == expected

@@ -26,6 +26,18 @@ def test_it_reads_the_answer_type_a_question_asks_for(question, types):
     assert answer_types(question) == types
 
 
+@pytest.mark.parametrize("text, gives", [
+    ("It takes 45 minutes.", True), ("Men's suits: 10 working days, with two fittings.", True),
+    ("Alterations take 2 to 3 business days.", True), ("Panels carry a 10-year product warranty.", True),
+    ("Batteries last about 5 years.", True), ("a 3-day course", True),
+    ("A knee-length dress needs 3 to 4 yards.", False), ("Call 0722 418 903.", False), ("KES 500 a day", False),
+])
+def test_it_reads_a_duration_as_owners_write_one(text, gives):
+    from knowledge.retrieval.answer_types import gives_type
+
+    assert gives_type(text, "duration") is gives
+
+
 def test_salient_words_leave_out_request_words_stopwords_and_answer_type_words():
     assert salient_words(["can", "i", "please", "bring", "my", "dog", "how", "much", "price"]) == ["bring", "dog"]
     assert salient_words(["bpa-free", "trays"]) == ["bpa", "free", "trays"]
