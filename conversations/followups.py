@@ -323,10 +323,16 @@ def _name_overlap(name: str, words: set[str], numbers: list[float]) -> int:
     return overlap
 
 
-def narrow_to_message(names: list[str], *, message: str) -> list[str]:
+# A description's words with its figures whole: "3.5x6" is one size, not a 3 and a 5x6.
+_FIGURE_OR_WORD = re.compile(r"\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)*|[a-zà-ÿ']+")
+
+
+def narrow_to_message(names: list[str], *, message: str, descriptions: dict[str, str] | None = None) -> list[str]:
     """Of the services matched for topic + message, those this message's own words pick out (all if none do).
 
-    Swahili numbers count as figures: "na ya vipande vitatu je?" picks the 3-piece row.
+    Swahili numbers count as figures: "na ya vipande vitatu je?" picks the 3-piece row. Among rows the name's words
+    tie, a description's words pick (`descriptions`: name -> description): "and a 5x6 one?" picks the row "for a
+    4x6, 5x6 or 6x6 mattress".
     """
     if detect_language(message) == "sw":
         message = swahili_numerals(message)
@@ -334,9 +340,14 @@ def narrow_to_message(names: list[str], *, message: str) -> list[str]:
     if not names or not words:
         return names
     numbers = [n for n in (_number(w) for w in words if w[:1].isdigit()) if n is not None]
-    scores = {name: _name_overlap(name, words, numbers) for name in names}
+    asked = {singular(w) for w in _FIGURE_OR_WORD.findall(message.lower()) if w not in _FUNCTION and w not in _ANAPHORA}
+    # The name's words first; among rows they tie, the description's (a size it lists).
+    scores = {name: (_name_overlap(name, words, numbers),
+                     len(asked & {singular(w) for w in _FIGURE_OR_WORD.findall((descriptions or {}).get(name, "")
+                                                                               .lower())}))
+              for name in names}
     best = max(scores.values())
-    if best == 0:
+    if best == (0, 0):
         return names
     return [name for name in names if scores[name] == best]
 
@@ -344,7 +355,8 @@ def narrow_to_message(names: list[str], *, message: str) -> list[str]:
 def narrow_facts(facts: Facts, *, message: str) -> None:
     """Facts looked up with the topic, narrowed to the rows and days this message itself names (in place)."""
     if facts.matched_services:
-        facts.matched_services = narrow_to_message(facts.matched_services, message=message)
+        facts.matched_services = narrow_to_message(facts.matched_services, message=message,
+                                                   descriptions={s.name: s.description for s in facts.services})
     own_days = {day for day, _ in resolve_dates(message, today=facts.today)}
     if own_days and any(day.date in own_days for day in facts.days):
         facts.days = [day for day in facts.days if day.date in own_days]

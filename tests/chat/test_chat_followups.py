@@ -169,6 +169,18 @@ def test_a_number_inside_a_named_range_picks_that_row():
     assert followups.narrow_to_message(names, message="how much is it?") == names
 
 
+def test_a_size_only_a_description_lists_picks_that_row():
+    descriptions = {"Mattress Cleaning (single)": "Steam and deodoriser for a 3x6 or 3.5x6 mattress.",
+                    "Mattress Cleaning (double and above)": "Steam and deodoriser for a 4x6, 5x6 or 6x6 mattress.",
+                    "Bathroom Cleaner (1 litre)": "Kills germs."}
+    names = list(descriptions)
+    assert followups.narrow_to_message(names, message="and a 5x6 one?", descriptions=descriptions) == [names[1]]
+    assert followups.narrow_to_message(names, message="na la 5x6 je?", descriptions=descriptions) == [names[1]]
+    # "3.5x6" is one size (not a 3 and a 5x6), and it breaks the tie the name word "mattress" leaves
+    assert followups.narrow_to_message(names, message="and a 3.5x6 mattress?", descriptions=descriptions) == [names[0]]
+    assert followups.narrow_to_message(names, message="how much is it?", descriptions=descriptions) == names
+
+
 def test_a_plural_picks_its_rows():
     names = ["Tent 300-Seater (per day)", "Plastic Chair (per day)", "Chiavari Chair with Cushion (per day)"]
     assert followups.narrow_to_message(names, message="and the chairs?") == names[1:]
