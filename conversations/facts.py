@@ -19,6 +19,7 @@ from django.db import connection
 from django.utils import timezone
 
 from knowledge.models import OpeningHours, Service, SpecialDay
+from knowledge.retrieval.answer_types import gives_type
 from knowledge.retrieval.language import stem
 
 SERVICES_KEY = "facts:services"
@@ -946,6 +947,35 @@ def row_the_knowledge_names(message: str, text: str, services: list[ServiceFact]
     asked = question_words(message)
     name_words = [w for w in _words(row.name) if w not in _GENERIC_TOKENS and w not in _UNIT_WORDS]
     return row.name if any(_same_word(q, w) for q in asked for w in name_words) else None
+
+
+def rows_the_question_mentions(message: str, texts: list[str], services: list[ServiceFact]) -> list[str]:
+    """For a one-part price or duration question that names no row in full ("What do puppy shots cost?"): the one
+    row it mentions by a distinctive word ("Puppy Vaccination (DHPPi+L)"), when the knowledge that answers
+    it (`texts`) gives no such figure but holds the question's other words ("puppy shots"): the customer asked for
+    a figure only the rows hold. Empty otherwise (and when nothing answers)."""
+    from knowledge.retrieval.relevance import message_parts
+
+    kind = "price" if asks_price(message) else "duration" if asks_duration(message) else None
+    # A question of several parts is answered part by part by the knowledge (its other parts may hold the figure).
+    if kind is None or asks_for_listing(message) or len(message_parts(message)) > 1:
+        return []
+    mentioned = match_services(message, services)
+    if len(mentioned) != 1:
+        return []  # "neutering" for the cat and the dog rows, "shower" for a drain and a shower: not one row
+    if kind == "duration" and not any(s.duration_minutes for s in services if s.name in mentioned):
+        return []
+    if not texts or any(gives_type(text, kind) for text in texts):
+        return []
+    # The knowledge must tie the customer's other words to the row ("Dental cleaning and extractions" for "dental
+    # cleaning" and "Dental Scale and Polish"): "knotless braids" is no box braid when nothing found says knotless.
+    written = {word for text in texts for word in _words(text, keep=frozenset())}
+    name_words = {word for s in services if s.name in mentioned for word in _words(s.name)}
+    groups = question_groups(message, keep=frozenset(name_words))
+    unaccounted = [group for group in groups if not any(_same_word(w, n) for w in group for n in name_words)]
+    if any(not any(_same_word(w, t) for w in group for t in written) for group in unaccounted):
+        return []
+    return mentioned
 
 
 def _base_name(name: str) -> str:

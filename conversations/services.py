@@ -20,8 +20,8 @@ from django.utils import timezone
 import llm
 from conversations import costs, followups, handoffs, i18n, intents, selectors
 from conversations.facts import (Facts, asks_duration, asks_price, facts_beside_knowledge, facts_for,
-                                 facts_intent_for, named_services, row_the_knowledge_names, services_list,
-                                 variant_the_knowledge_names)
+                                 facts_intent_for, named_services, row_the_knowledge_names,
+                                 rows_the_question_mentions, services_list, variant_the_knowledge_names)
 from conversations.models import HandoffRequest, Session, Turn
 from conversations.prompting import load_prompt_template
 from conversations.shaping import AnswerDelta, ShapedAnswer
@@ -481,7 +481,8 @@ def question_decide(*, intent: str, message: str, channel: str, session: Session
     facts_intent = facts_intent_for(intent=intent, message=read, topic_names=topic_names, services=services)
     if facts_intent is None:
         retrieval = _fetch("other", message=message, channel=channel, session=session, filters=filters)
-        facts = _facts_the_knowledge_names(read, retrieval, services)
+        facts = _facts_the_knowledge_names(read, retrieval, services) or _facts_the_question_mentions(
+            read, retrieval, services)
         if facts is None:
             return Decision(retrieval=retrieval, facts=None, refusal_reason=None if _relevant(retrieval)
                             else (retrieval.refusal_reason or "no_relevant_context"))
@@ -490,7 +491,8 @@ def question_decide(*, intent: str, message: str, channel: str, session: Session
         # Retrieval never narrows by intent (inline or hybrid), so a misread intent cannot hide the answer.
         retrieval = _fetch(facts_intent, message=message, channel=channel, session=session, filters=filters)
         if facts_intent == "services" and not facts.matched_services:
-            facts = _facts_the_knowledge_names(read, retrieval, services) or facts
+            facts = (_facts_the_knowledge_names(read, retrieval, services)
+                     or _facts_the_question_mentions(read, retrieval, services) or facts)
         elif facts_intent == "services" and len(facts.matched_services) > 1 and _relevant(retrieval):
             _narrow_to_the_variant_the_knowledge_names(facts, read, retrieval)
     facts_beside_knowledge(facts, knowledge=_relevant(retrieval))
@@ -511,6 +513,20 @@ def _facts_the_knowledge_names(message: str, retrieval: Retrieval, services: lis
     if row is None:
         return None
     return facts_for(intent="services", message=message, topic_names=(row,), services=services)
+
+
+def _facts_the_question_mentions(message: str, retrieval: Retrieval, services: list | None) -> Facts | None:
+    """The rows a price or duration question mentions by a word but does not name in full ("puppy shots"), when
+    the knowledge found gives no such figure; None otherwise."""
+    if not (asks_price(message) or asks_duration(message)):
+        return None
+    # The snippet the answer leads with: a price further down the list is not what the customer reads first.
+    texts = [retrieval.snippets[0].body] if _relevant(retrieval) and retrieval.snippets else []
+    services = services if services is not None else services_list()
+    rows = rows_the_question_mentions(message, texts, services)
+    if not rows:
+        return None
+    return facts_for(intent="services", message=message, topic_names=tuple(rows), services=services)
 
 
 def _narrow_to_the_variant_the_knowledge_names(facts: Facts, message: str, retrieval: Retrieval, *,

@@ -558,3 +558,38 @@ FRESHENERS = [_fact("Air Freshener (Gel Can)", "600", None), _fact("Air Freshene
 ])
 def test_a_function_word_in_a_name_is_no_name_alone(question, expected):
     assert match_services(question, FRESHENERS) == expected
+
+
+VET = [_fact("Puppy Vaccination (DHPPi+L)", "1800", 20), _fact("Neuter (Cat)", "4000", 45),
+       _fact("Neuter (Dog)", "7500", 90), _fact("Dental Scale and Polish", "7000", 90),
+       _fact("Dog Collar", "900", None), _fact("Consultation", "1500", 30), _fact("Microchipping", "2500", 15)]
+
+
+@pytest.mark.parametrize("question, texts, expected", [
+    # the row's word, and knowledge that ties the question's other words to it without a price: the row answers
+    ("What do puppy shots cost?", ["Puppies get their first vaccine at 6 to 8 weeks.\nKeywords: shots, jabs"],
+     ["Puppy Vaccination (DHPPi+L)"]),
+    ("How long does a dental cleaning take?", ["Dental cleaning and extractions. Dental cleaning is done under "
+                                               "general anaesthesia."], ["Dental Scale and Polish"]),
+    # the knowledge found gives the figure, says nothing of the other words, or nothing was found
+    ("What do puppy shots cost?", ["Puppy shots are KES 1,500 each. Keywords: shots"], []),
+    ("What do puppy shots cost?", ["Puppies get their first vaccine at 6 to 8 weeks."], []),
+    ("How long does a dental cleaning take?", [], []),
+    # two rows mentioned ("neutering" for the cat and the dog) are not one
+    ("What's the price for neutering my tomcat?", ["Neutering my tomcat is a day procedure."], []),
+    # a row without minutes does not answer how long; a question of several parts is the knowledge's
+    ("How long does a dog collar last?", ["A dog collar lasts a year."], []),
+    ("What do puppy shots cost, and can I pay by card?", ["Puppies get shots at 6 weeks."], []),
+    # not a price or duration question
+    ("Do puppies need shots?", ["Puppies get shots at 6 weeks."], []),
+])
+def test_a_row_the_question_mentions_answers_a_figure_the_knowledge_lacks(question, texts, expected):
+    from conversations.facts import rows_the_question_mentions
+
+    assert rows_the_question_mentions(question, texts, VET) == expected
+
+
+def test_a_price_asked_of_a_row_by_another_word_is_answered_from_the_row(chat):
+    first = chat(message="What does a facial for sensitive skin cost?").json()
+    assert first["refusal_reason"] is None and first["citations"][0]["key"] == "facts:services"
+    assert "Signature Aura Facial: KES 6,000" in first["answer"]
