@@ -67,6 +67,7 @@ class Candidate:
     heading_score: float = 0.0
     boost: float = 0.0
     type_boost: float = 0.0  # holds the kind of answer asked for (fusion.ANSWER_TYPE_BOOST)
+    focus: float = 0.0  # share of the question its best sentence holds (focus.add_focus)
     penalty: float = 0.0
     fused: float = 0.0
     score: float = 0.0

@@ -13,6 +13,7 @@ from knowledge.retrieval.answer_types import answer_types, asks_how_to_book, ask
 from knowledge.retrieval.candidates import Candidate, QueryText
 from knowledge.retrieval.config import effective_mode, retrieval_settings_get, tenant_today, token_budget
 from knowledge.retrieval.filters import Filters, filters_clean
+from knowledge.retrieval.focus import FOCUS_WEIGHT, add_focus
 from knowledge.retrieval.fusion import TRUNCATE_TOP, Weights, apply_threshold, blend, fuse, pack, rank
 from knowledge.retrieval.graduation import graduation_check_after_overflow
 from knowledge.retrieval.language import (Expansion, QueryLanguage, detect_language, english_reading, expand_shorthand,
@@ -48,6 +49,12 @@ class PreparedQuery:
     english_words: list[str]  # the question's words in English (the glossary's rendering of Swahili, plus
     # the Swahili words it does not know)
     spelling: tuple[str, ...] = ()  # the knowledge's spelling of words the question misspelt (with_spelling)
+
+
+def _focus_text(prepared: PreparedQuery) -> str:
+    """The question as its sentences are compared with it: English as asked. A Swahili question's glossary reading is a
+    bag of candidate words, not a sentence's (on the choosing folds it lost as many answers as it gained): none."""
+    return prepared.text if prepared.expansion is None else ""
 
 
 def _or_text(words: list[str]) -> str:
@@ -414,14 +421,15 @@ def _fusion_row(c: Candidate, weights: Weights) -> dict:
         "vector_score": round(c.vector_score, 4), "keyword_rank": round(c.keyword_rank, 4),
         "keyword_score": round(c.keyword_score, 4), "heading_score": round(c.heading_score, 4),
         "coverage": round(c.coverage, 4), "fused": round(c.fused, 4), "boost": round(c.boost, 4),
-        "type_boost": round(c.type_boost, 4),
+        "type_boost": round(c.type_boost, 4), "focus": round(c.focus, 4),
         "native_similarity": None if c.native_similarity is None else round(c.native_similarity, 4),
         "reading_similarity": None if c.reading_similarity is None else round(c.reading_similarity, 4),
         "penalty": round(c.penalty, 4), "score": round(c.score, 4), "status": c.status,
         "tokens": c.token_count, "pending": c.pending, "vector_rank": c.vector_rank, "fts_rank": c.fts_rank,
         "formula": (f"{weights.vector:g}×{c.vector_score:.3f} + {weights.keyword:g}×{c.keyword_score:.3f} + "
                     f"{weights.heading:g}×{c.heading_score:.3f} = {c.fused:.3f}; "
-                    f"+{c.boost:.2f} boost +{c.type_boost:.2f} answer type −{c.penalty:.2f} penalty = {c.score:.3f}"),
+                    f"+{c.boost:.2f} boost +{c.type_boost:.2f} answer type +{FOCUS_WEIGHT:g}×{c.focus:.2f} focus "
+                    f"−{c.penalty:.2f} penalty = {c.score:.3f}"),
     }
 
 
@@ -462,6 +470,7 @@ def _inline(result: Retrieval, *, settings_row, intent: str, channel: str, limit
     add_readings(pool, prepared=prepared)
     types = answer_types(prepared.text)
     fuse(pool, weights, types=types)
+    add_focus(pool, question=_focus_text(prepared))
     for candidate in pool:
         candidate.match_type = "inline"
     # Document chunks are too many to inline: the relevant ones (above the similarity threshold) join
@@ -511,6 +520,7 @@ def _hybrid(result: Retrieval, *, settings_row, channel: str, k: int, filters: F
     add_readings(pool, prepared=prepared)
     types = answer_types(prepared.text)
     fuse(pool, weights, types=types)
+    add_focus(pool, question=_focus_text(prepared))
     threshold = apply_threshold(pool, threshold=settings_row.similarity_threshold)
     ranked = rank(threshold.kept)
     budget = token_budget(settings_row, channel)

@@ -10,6 +10,7 @@ from django.utils import timezone
 from knowledge.models import SnippetVersion
 from knowledge.retrieval import FilterError, fetch_snippets, retrieve
 from knowledge.retrieval.candidates import Candidate
+from knowledge.retrieval.focus import FOCUS_WEIGHT
 from knowledge.retrieval.fusion import MIN_EXCERPT_TOKENS, THRESHOLD_MARGIN, apply_threshold, pack
 
 pytestmark = pytest.mark.django_db
@@ -32,7 +33,8 @@ def test_fused_score_is_the_weighted_sum_plus_boost_minus_penalty(kb, mode):
     for row in result.debug["fusion"]:
         expected = 0.8 * row["vector_score"] + 0.1 * row["keyword_score"] + 0.0 * row["heading_score"]
         assert row["fused"] == pytest.approx(expected, abs=2e-4)
-        assert row["score"] == pytest.approx(row["fused"] + row["boost"] - row["penalty"], abs=2e-4)
+        assert row["score"] == pytest.approx(row["fused"] + row["boost"] + row["type_boost"]
+                                             + FOCUS_WEIGHT * row["focus"] - row["penalty"], abs=2e-4)
     parking = fusion_row(result, "parking")
     assert parking["boost"] == 0.05  # canonical
     assert parking["keyword_score"] > 0 and parking["heading_score"] == pytest.approx(0.5)  # "parking" of park+spa
@@ -69,7 +71,7 @@ def test_weights_come_from_the_tenants_settings(kb, mode):
     mode("hybrid", vector_weight=1.0, keyword_weight=0.0, heading_weight=0.0, canonical_boost=0.0)
     result = fetch_snippets("other", query="Is there parking?", channel="chat")
     for row in result.debug["fusion"]:
-        assert row["score"] == pytest.approx(row["vector_score"], abs=2e-4)
+        assert row["score"] == pytest.approx(row["vector_score"] + FOCUS_WEIGHT * row["focus"], abs=2e-4)
 
 
 def test_canonical_outranks_accepted_and_deprecated_is_penalised(kb, mode):
