@@ -9,6 +9,7 @@ candidates, so words every candidate shares weigh little.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from knowledge.retrieval.candidates import Candidate
 
@@ -20,14 +21,14 @@ MIN_TERMS = 2
 
 def add_focus(candidates: list[Candidate], *, question: str, weight: float = FOCUS_WEIGHT) -> None:
     """Add `weight` x the best sentence's share of the question's words to each candidate's score (in place)."""
-    from conversations.providers.extractive import content_terms, matched_terms, split_sentences
+    from conversations.providers.extractive import content_terms, matched_terms
 
     if not weight or len(candidates) < 2:
         return
     asked = content_terms(question)
     if not asked:
         return
-    sentences = [[content_terms(f"{c.title}. {s}") for s in split_sentences(c.body) or [""]] for c in candidates]
+    sentences = [_sentence_terms(c.title, c.body) for c in candidates]
     found = [matched_terms(asked, set().union(*terms)) for terms in sentences]
     frequency = {term: sum(term in matched for matched in found) for term in asked}
     total = len(candidates)
@@ -40,3 +41,11 @@ def add_focus(candidates: list[Candidate], *, question: str, weight: float = FOC
                     if len(matched) >= MIN_TERMS), default=0.0)
         candidate.focus = best / whole
         candidate.score += weight * candidate.focus
+
+
+@lru_cache(maxsize=4096)
+def _sentence_terms(title: str, body: str) -> tuple[frozenset[str], ...]:
+    """Each sentence's terms, read with the title; cached, since the same snippets come back turn after turn."""
+    from conversations.providers.extractive import content_terms, split_sentences
+
+    return tuple(frozenset(content_terms(f"{title}. {sentence}")) for sentence in split_sentences(body) or [""])
