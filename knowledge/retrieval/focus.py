@@ -29,7 +29,14 @@ def add_focus(candidates: list[Candidate], *, question: str, weight: float = FOC
     if not asked:
         return
     sentences = [_sentence_terms(c.title, c.body) for c in candidates]
-    found = [matched_terms(asked, set().union(*terms)) for terms in sentences]
+    # Which of all the candidates' terms each question word matches, worked out once for the turn.
+    everything = set().union(*(terms for sentence_terms in sentences for terms in sentence_terms))
+    matching = {term: {t for t in everything if matched_terms({term}, {t})} for term in asked}
+
+    def held(terms: frozenset[str]) -> set[str]:
+        return {term for term in asked if not matching[term].isdisjoint(terms)}
+
+    found = [held(frozenset().union(*terms)) for terms in sentences]
     frequency = {term: sum(term in matched for matched in found) for term in asked}
     total = len(candidates)
     weights = {term: math.log(1 + (total + 1) / (frequency[term] + 0.5)) for term in asked}
@@ -37,8 +44,8 @@ def add_focus(candidates: list[Candidate], *, question: str, weight: float = FOC
     for candidate, terms in zip(candidates, sentences):
         # One word in a sentence is what the whole snippet's keyword coverage says already ("Please come in the shoes
         # you will wear" is no answer to "Do you sell shoes?"): a sentence focuses when it holds two or more.
-        best = max((sum(weights[t] for t in matched) for matched in (matched_terms(asked, s) for s in terms)
-                    if len(matched) >= MIN_TERMS), default=0.0)
+        best = max((sum(weights[t] for t in matched) for matched in map(held, terms) if len(matched) >= MIN_TERMS),
+                   default=0.0)
         candidate.focus = best / whole
         candidate.score += weight * candidate.focus
 
