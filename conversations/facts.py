@@ -497,6 +497,12 @@ def _words(text: str, *, keep: frozenset[str] | None = None) -> list[str]:
     return [singular(word) for word in _plain_words(text) if keep is None or word not in _STOPWORDS or word in keep]
 
 
+def content_words(text: str) -> set[str]:
+    """A text's words as the facts compare them: singular, sizes and decimals whole ("5 by 6" -> "5x6"), no
+    function words."""
+    return set(_words(text, keep=frozenset()))
+
+
 _HYPHENATED = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
 
 
@@ -969,7 +975,7 @@ def rows_the_question_mentions(message: str, texts: list[str], services: list[Se
         return []
     # The knowledge must tie the customer's other words to the row ("Dental cleaning and extractions" for "dental
     # cleaning" and "Dental Scale and Polish"): "knotless braids" is no box braid when nothing found says knotless.
-    written = {word for text in texts for word in _words(text, keep=frozenset())}
+    written = set().union(*map(content_words, texts))
     name_words = {word for s in services if s.name in mentioned for word in _words(s.name)}
     groups = question_groups(message, keep=frozenset(name_words))
     unaccounted = [group for group in groups if not any(_same_word(w, n) for w in group for n in name_words)]

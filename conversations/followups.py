@@ -16,12 +16,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cached_property
 
 from django.db.models import Q
 from django.utils import timezone
 
-from conversations.facts import (Facts, ServiceFact, asks_duration, asks_price, match_services, resolve_dates,
-                                 rows_named_in, singular)
+from conversations.facts import (Facts, ServiceFact, asks_duration, asks_price, content_words, match_services,
+                                 resolve_dates, rows_named_in, singular)
 from conversations.handoffs import CONTACT_PATTERNS, extract_contacts
 from conversations.i18n import detect_language
 from conversations.models import HandoffRequest, Session, Turn
@@ -80,6 +81,17 @@ class PriorTurn:
     handoff_id: int | None  # a hand-off whose contact this turn asked for and has not got
     created_at: object = None
     cited: tuple[tuple[str, int], ...] = ()  # the snippet versions its answer cited (key, version)
+
+    @cached_property
+    def cited_texts(self) -> list[str]:
+        """The title and body of each snippet version its answer cited (read once per turn, however often asked)."""
+        if not self.cited:
+            return []
+        wanted = Q()
+        for key, version in self.cited:
+            wanted |= Q(key=key, version=version)
+        return [f"{title}. {body}" for title, body in SnippetVersion.objects.filter(wanted)
+                .values_list("title", "body")]
 
 
 @dataclass(frozen=True)
@@ -256,18 +268,8 @@ def asks_a_detail(message: str, topic: PriorTurn) -> bool:
     words = {singular(word) for word in own_words(message) if word not in _ASKING_VERBS and not word.isdigit()}
     if not words or len(words) > DETAIL_MAX_WORDS:
         return False
-    cited = {singular(word) for text in cited_texts(topic) for word in words_of(text)}
+    cited = {singular(word) for text in topic.cited_texts for word in words_of(text)}
     return words <= cited
-
-
-def cited_texts(topic: PriorTurn) -> list[str]:
-    """The title and body of each snippet version the topic's answer cited."""
-    if not topic.cited:
-        return []
-    wanted = Q()
-    for key, version in topic.cited:
-        wanted |= Q(key=key, version=version)
-    return [f"{title}. {body}" for title, body in SnippetVersion.objects.filter(wanted).values_list("title", "body")]
 
 
 def read_short_with_topic(*, message: str, context: SessionContext) -> Reading | None:
@@ -291,7 +293,7 @@ def topic_service(context: SessionContext, services: list[ServiceFact]) -> tuple
     topic = context.topic
     if topic is None or topic.refused or not topic.answer:
         return ()
-    texts = [topic.answer, *cited_texts(topic)]
+    texts = [topic.answer, *topic.cited_texts]
     names = rows_named_in(" ".join(texts), services)
     if names:
         return tuple(names) if len(names) == 1 else ()
@@ -323,10 +325,6 @@ def _name_overlap(name: str, words: set[str], numbers: list[float]) -> int:
     return overlap
 
 
-# A description's words with its figures whole: "3.5x6" is one size, not a 3 and a 5x6.
-_FIGURE_OR_WORD = re.compile(r"\d+(?:\.\d+)?(?:x\d+(?:\.\d+)?)*|[a-zà-ÿ']+")
-
-
 def narrow_to_message(names: list[str], *, message: str, descriptions: dict[str, str] | None = None) -> list[str]:
     """Of the services matched for topic + message, those this message's own words pick out (all if none do).
 
@@ -340,12 +338,10 @@ def narrow_to_message(names: list[str], *, message: str, descriptions: dict[str,
     if not names or not words:
         return names
     numbers = [n for n in (_number(w) for w in words if w[:1].isdigit()) if n is not None]
-    asked = {singular(w) for w in _FIGURE_OR_WORD.findall(message.lower()) if w not in _FUNCTION and w not in _ANAPHORA}
-    # The name's words first; among rows they tie, the description's (a size it lists).
+    # The name's words first; among rows they tie, the description's (a size it lists: "3.5x6" is one size).
+    asked = content_words(message) - _FUNCTION - _ANAPHORA
     scores = {name: (_name_overlap(name, words, numbers),
-                     len(asked & {singular(w) for w in _FIGURE_OR_WORD.findall((descriptions or {}).get(name, "")
-                                                                               .lower())}))
-              for name in names}
+                     len(asked & content_words((descriptions or {}).get(name, "")))) for name in names}
     best = max(scores.values())
     if best == (0, 0):
         return names

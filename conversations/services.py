@@ -481,8 +481,7 @@ def question_decide(*, intent: str, message: str, channel: str, session: Session
     facts_intent = facts_intent_for(intent=intent, message=read, topic_names=topic_names, services=services)
     if facts_intent is None:
         retrieval = _fetch("other", message=message, channel=channel, session=session, filters=filters)
-        facts = _facts_the_knowledge_names(read, retrieval, services) or _facts_the_question_mentions(
-            read, retrieval, services)
+        facts = _facts_the_knowledge_ties(read, retrieval, services)
         if facts is None:
             return Decision(retrieval=retrieval, facts=None, refusal_reason=None if _relevant(retrieval)
                             else (retrieval.refusal_reason or "no_relevant_context"))
@@ -491,8 +490,7 @@ def question_decide(*, intent: str, message: str, channel: str, session: Session
         # Retrieval never narrows by intent (inline or hybrid), so a misread intent cannot hide the answer.
         retrieval = _fetch(facts_intent, message=message, channel=channel, session=session, filters=filters)
         if facts_intent == "services" and not facts.matched_services:
-            facts = (_facts_the_knowledge_names(read, retrieval, services)
-                     or _facts_the_question_mentions(read, retrieval, services) or facts)
+            facts = _facts_the_knowledge_ties(read, retrieval, services) or facts
         elif facts_intent == "services" and len(facts.matched_services) > 1 and _relevant(retrieval):
             _narrow_to_the_variant_the_knowledge_names(facts, read, retrieval)
     facts_beside_knowledge(facts, knowledge=_relevant(retrieval))
@@ -501,32 +499,21 @@ def question_decide(*, intent: str, message: str, channel: str, session: Session
                     refusal_reason=(retrieval.refusal_reason or "no_relevant_context") if refused else None)
 
 
-def _facts_the_knowledge_names(message: str, retrieval: Retrieval, services: list | None) -> Facts | None:
-    """The row a price or duration question asks about in other words ("the motorbike course"), found
-    through the snippet that answers it naming the row in full; None when there is no such one row."""
-    # Asked here as well as in row_the_knowledge_names so other questions do not read the services list.
+def _facts_the_knowledge_ties(message: str, retrieval: Retrieval, services: list | None) -> Facts | None:
+    """The row a price or duration question asks about in other words, tied to it by the snippet that answers: the
+    one row the snippet names in full ("the motorbike course" -> "Motorcycle Course (Class A)"), else the one row
+    the question mentions by a word when the snippet holds its other words and no such figure ("puppy shots");
+    None when there is no such one row."""
+    # Asked here as well as in the facts functions so other questions do not read the services list.
     if not _relevant(retrieval) or not retrieval.snippets or not (asks_price(message) or asks_duration(message)):
         return None
     top = retrieval.snippets[0]
     services = services if services is not None else services_list()
     row = row_the_knowledge_names(message, f"{top.title}. {top.body}", services)
-    if row is None:
-        return None
-    return facts_for(intent="services", message=message, topic_names=(row,), services=services)
-
-
-def _facts_the_question_mentions(message: str, retrieval: Retrieval, services: list | None) -> Facts | None:
-    """The rows a price or duration question mentions by a word but does not name in full ("puppy shots"), when
-    the knowledge found gives no such figure; None otherwise."""
-    if not (asks_price(message) or asks_duration(message)):
-        return None
-    # The snippet the answer leads with: a price further down the list is not what the customer reads first.
-    texts = [retrieval.snippets[0].body] if _relevant(retrieval) and retrieval.snippets else []
-    services = services if services is not None else services_list()
-    rows = rows_the_question_mentions(message, texts, services)
+    rows = (row,) if row is not None else tuple(rows_the_question_mentions(message, [top.body], services))
     if not rows:
         return None
-    return facts_for(intent="services", message=message, topic_names=tuple(rows), services=services)
+    return facts_for(intent="services", message=message, topic_names=rows, services=services)
 
 
 def _narrow_to_the_variant_the_knowledge_names(facts: Facts, message: str, retrieval: Retrieval, *,

@@ -21,7 +21,7 @@ MIN_TERMS = 2
 
 def add_focus(candidates: list[Candidate], *, question: str, weight: float = FOCUS_WEIGHT) -> None:
     """Add `weight` x the best sentence's share of the question's words to each candidate's score (in place)."""
-    from conversations.providers.extractive import content_terms, matched_terms
+    from conversations.providers.extractive import content_terms, terms_match
 
     if not weight or len(candidates) < 2:
         return
@@ -31,7 +31,7 @@ def add_focus(candidates: list[Candidate], *, question: str, weight: float = FOC
     sentences = [_sentence_terms(c.title, c.body) for c in candidates]
     # Which of all the candidates' terms each question word matches, worked out once for the turn.
     everything = set().union(*(terms for sentence_terms in sentences for terms in sentence_terms))
-    matching = {term: {t for t in everything if matched_terms({term}, {t})} for term in asked}
+    matching = {term: {t for t in everything if terms_match(term, t)} for term in asked}
 
     def held(terms: frozenset[str]) -> set[str]:
         return {term for term in asked if not matching[term].isdisjoint(terms)}
