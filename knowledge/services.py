@@ -106,6 +106,9 @@ def _as_str_list(value: Any, field: str) -> list[str]:
         raise ValidationError({field: ["Enter a list of strings."]})
     items = []
     for item in value:
+        if isinstance(item, (int, float)) and not isinstance(item, bool):
+            # YAML reads a bare number ("tags: [360, photo booth]") as a number; the owner meant its text.
+            item = str(item)
         if not isinstance(item, str) or not item.strip():
             raise ValidationError({field: [f"Every item must be a non-empty string, not {item!r}."]})
         if item.strip() not in items:

@@ -181,6 +181,14 @@ def test_unknown_fields_bad_hours_and_currency_are_reported_together():
     ]
 
 
+def test_a_bare_number_among_tags_is_kept_as_its_text(tenant):
+    seed = seed_parse(text=SMALL.replace("tags: [Arrival]", "tags: [Arrival, 360, 2026]"))
+    seed_apply(seed=seed)
+    assert SnippetVersion.objects.get(key="arrive_early", is_active=True).tags == ["arrival", "360", "2026"]
+    assert _problems(SMALL.replace("tags: [Arrival]", "tags: [Arrival, [360]]")) == [
+        "line 22: snippets[1].tags: Every item must be a non-empty string, not [360]."]
+
+
 def test_malformed_yaml_reports_its_line():
     problems = _problems("snippets:\n  - key: a\n    body: [unclosed\n")
     assert len(problems) == 1 and problems[0].startswith("line 4: Invalid YAML")
