@@ -28,8 +28,9 @@ from conversations.i18n import detect_language, phrase
 from conversations.prompting import AssembledPrompt, Source
 from conversations.providers.base import Provider, ProviderResult, TextDelta
 from knowledge.retrieval.answer_types import (PREMISES_WORDS, answer_types, asks_about_the_business,
-                                             asks_about_the_staff, gives_detail, gives_history, gives_type,
-                                             names_method, payment_methods_asked, question_pieces, reach_asked)
+                                             asks_about_the_staff, asks_how_often, gives_detail, gives_history,
+                                             gives_type, names_method, payment_methods_asked, question_pieces,
+                                             reach_asked)
 from knowledge.retrieval.language import stem
 from knowledge.retrieval.relevance import asks_where, message_parts, where_part
 
@@ -104,12 +105,14 @@ class ExtractiveAnswer:
 
 
 def _typed_asked(question: str) -> frozenset[str]:
-    """The precise kinds of answer an English question asks for (an amount, a clock time, a duration)."""
+    """The precise kinds of answer an English question asks for (an amount, a clock time, a duration, how often)."""
     if detect_language(question) != "en":
         return frozenset()
     typed = answer_types(question) & {"price", "time", "duration"}
     # "How long have you been in this trade?" asks since when, which "stop for up to 20 minutes" does not say.
-    return frozenset(typed - {"duration"} if asks_about_the_business(question) else typed)
+    if asks_about_the_business(question):
+        typed -= {"duration"}
+    return frozenset(typed | ({"frequency"} if asks_how_often(question) else set()))
 
 
 @lru_cache(maxsize=1)
@@ -130,9 +133,31 @@ def _duration_asking_terms() -> frozenset[str]:
     return frozenset(content_terms("long take takes taking"))
 
 
+@lru_cache(maxsize=1)
+def _frequency_asking_terms() -> frozenset[str]:
+    """"how often / frequently / many times" as the answer compares words."""
+    return frozenset(content_terms("often frequently regularly times"))
+
+
 def _gives_the_place(item: Scored) -> bool:
     """A sentence giving a place, of a source the owner titled for the place ("Where to find us")."""
     return "place" in answer_types(item.candidate.source.title) and gives_type(item.candidate.text, "place")
+
+
+def _with_the_kind_asked(picked: list[Scored], primary: list[Scored], typed: frozenset[str], *,
+                         limit: int) -> list[Scored]:
+    """The lead source's picked sentences, with its best sentence giving the kind of answer asked (a price, a
+    duration, how often) when none of them gives it: "How often should a solar water heater be serviced?" is
+    answered by "We recommend a service every 12 months", which shares one word with it, not by the sentences
+    naming the heater twice. Only a sentence sharing a word with the question, so an unrelated price is not quoted."""
+    if not typed or any(gives_type(s.candidate.text, name) for s in picked for name in typed):
+        return picked
+    giving = [s for s in primary if s.matched and s not in picked
+              and any(gives_type(s.candidate.text, name) for name in typed)]
+    if not giving:
+        return picked
+    found = max(giving, key=lambda s: (s.score, -s.candidate.position))
+    return picked[:limit - 1] + [found] if len(picked) >= limit else picked + [found]
 
 
 def strip_metadata(text: str) -> str:
@@ -283,6 +308,8 @@ class ExtractiveProvider(Provider):
             # "How long does it take to make a suit?": the asking words are in every sentence saying how long
             # something takes; the suit is what the answer must name (the duration itself earns TYPE_BONUS).
             question -= _duration_asking_terms()
+        if "frequency" in typed:
+            question -= _frequency_asking_terms()  # "retwisting more often thins the roots" says no how often
         matches = [matched_terms(question, content_terms(candidate.text)) for candidate in candidates]
         # "Can I pay by card?" is answered by "Visa and Mastercard at reception": naming the way to pay asked
         # about matches the question's word for it.
@@ -355,6 +382,7 @@ class ExtractiveProvider(Provider):
             if best > 0:
                 picked = sorted((s for s in primary if s.score >= best * CLOSE_TO_BEST),
                                 key=lambda s: (-s.score, s.candidate.position))[:min(2, room)]
+                picked = _with_the_kind_asked(picked, primary, _typed_asked(prompt.question), limit=min(2, room))
             else:
                 # No word in common (often a Swahili question over English text): quote the opening.
                 picked = sorted(primary, key=lambda s: s.candidate.position)[:min(2, room)]

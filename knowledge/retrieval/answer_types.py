@@ -50,10 +50,27 @@ _TYPE_GIVEN = {
     # ("within" alone is no area: "within 3 working days")
     "area": re.compile(r"\b(areas?|zones?|radius|km|kilometres?|kilometers?|county|counties|estates?|towns?|"
                        r"neighbou?rhoods?|suburbs?|outskirts|maeneo|eneo|kaunti|mitaa)\b", re.I),
+    # how often something is done or due ("every 6 to 12 months", "once a year", "twice a week", "quarterly")
+    "frequency": re.compile(r"\bevery\s+((\d+|other|few|couple of|two|three|four|six|twelve)\s+)?"
+                            r"((to|or|-)\s*\d+\s+)?(days?|nights?|weeks?|fortnights?|months?|years?|mornings?|"
+                            r"evenings?|seasons?|visits?|km|kilomet\w*)\b"
+                            r"|\b(once|twice|thrice|\d+ times)\s+(a|an|per|each|every)\b"
+                            r"|\b(daily|weekly|fortnightly|monthly|quarterly|annually|yearly|biannually)\b", re.I),
     "contact": re.compile(rf"({_PHONE}|{_EMAIL}|"
                           r"\bwww\.|https?://|\b(whatsapp|call us|text us|message us|sms us|email us|book online|"
                           r"online booking|our website|our app|tupigie|tutumie)\b)", re.I),
 }
+# Asking how often something is done or due ("How often should I deworm my dog?"): the answer names a frequency.
+# Not an answer type of the ranking or the refusal model; the extractive answer picks its sentence with it.
+_FREQUENCY_ASKED = re.compile(r"\bhow (often|frequently|regularly)\b|\bhow many times (a|an|per|each|every)\b")
+
+
+@lru_cache(maxsize=256)
+def asks_how_often(text: str) -> bool:
+    """Whether a question asks how often something is done or due."""
+    return bool(_FREQUENCY_ASKED.search(" ".join(tokens(text))))
+
+
 # Types the refusal model was fitted without (relevance.signals_for reads the others only).
 RANKING_ONLY = frozenset({"contact", "area"})
 

@@ -228,6 +228,8 @@ def test_a_question_asking_how_long_quotes_the_sentence_that_gives_a_duration(mo
     question = "Once I pass, how long before I can collect the card?"
     assert "2 to 6 weeks" in _answer(question, CARD).text
     monkeypatch.setattr(extractive, "TYPE_BONUS", 0.0)
+    assert "2 to 6 weeks" in _answer(question, CARD).text  # the sentence giving the kind asked is still added
+    monkeypatch.setattr(extractive, "_with_the_kind_asked", lambda picked, *args, **kwargs: picked)
     assert "2 to 6 weeks" not in _answer(question, CARD).text
 
 
@@ -266,3 +268,39 @@ def test_where_is_your_shop_gets_the_address_not_the_sentence_naming_the_shop():
                 "ground floor of Lakeview House on Oginga Odinga Street, between Equity Bank and the Post Office.")
     answer = _answer("Where is your pharmacy?", location)
     assert answer.text.startswith("Here is what I found: We are on the ground floor of Lakeview House")
+
+
+HEATER = ("solar_heater_service", "Solar water heater service",
+          "We service the common solar water heaters, both flat-plate and evacuated-tube types. A Solar Water Heater "
+          "Service includes draining and flushing sediment from the tank and checking every tube and joint for leaks. "
+          "We recommend a service every 12 months, or every 6 months if you use borehole water.")
+
+
+def test_how_often_is_answered_with_the_sentence_that_gives_a_frequency(monkeypatch):
+    from conversations.providers import extractive
+
+    # "service", "solar", "water", "heater" tie the first two sentences; the third says how often.
+    answer = _answer("How often should a solar water heater be serviced?", HEATER).text
+    assert "every 12 months" in answer and "flat-plate" in answer
+    monkeypatch.setattr(extractive, "_with_the_kind_asked", lambda picked, *args, **kwargs: picked)
+    assert "every 12 months" not in _answer("How often should a solar water heater be serviced?", HEATER).text
+
+
+def test_a_price_in_a_sentence_sharing_no_word_with_the_question_is_not_added():
+    tank = ("tank_cleaning", "Water tank cleaning", "We clean plastic and concrete water tanks. Our van costs KES 500 "
+            "a day to park in town.")
+    answer = _answer("How much is tank cleaning?", tank).text
+    assert "KES 500" not in answer
+
+
+@pytest.mark.parametrize("text, gives", [
+    ("Change your wiper blades every 6 to 12 months.", True), ("We recommend cleaning once a year.", True),
+    ("Adult dogs should be dewormed every 3 months.", True), ("Tanks are cleaned quarterly.", True),
+    ("We check every tube and joint for leaks.", False), ("Retwisting more often can thin the roots.", False),
+])
+def test_a_frequency_is_read_as_owners_write_it(text, gives):
+    from knowledge.retrieval.answer_types import asks_how_often, gives_type
+
+    assert gives_type(text, "frequency") is gives
+    assert asks_how_often("How often should I deworm my dog?") and asks_how_often("how many times a week do you open")
+    assert not asks_how_often("How many times can I re-wash it?")
