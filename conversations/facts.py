@@ -435,7 +435,7 @@ a an the and or but if then so to of in on at by for with from about as is are w
 have has had i me my we our us you your he she it its they them their this that these those there here what which
 who when where why how can could would should will shall may might must not no yes any some all each more most
 such only own same than too very just also please hi hello hey thanks thank ok okay get got want need like know
-tell let one one's i'm i'd you're
+tell let one one's i'm i'd you're new
 je ni na ya wa kwa za la cha vya kuna nini gani wapi lini vipi kama au lakini pia tu sana hii hiyo huu hapo hapa
 mimi wewe sisi yangu yako yetu tafadhali naomba nataka ningependa naweza unaweza mnaweza habari asante mna
 """.split())

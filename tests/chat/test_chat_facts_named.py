@@ -98,6 +98,8 @@ SALON = [
     # Sheng's infinitive of an English verb is the verb: "kulaminate" is laminate
     ("Bei ya kulaminate A3 ni ngapi?", ["Lamination A3"]),
     ("Bei ya kubind ni ngapi?", ["Spiral Binding (up to 100 pages)"]),
+    # "new" says what state the customer wants it in, not which row
+    ("How much is a new inverter?", ["Hybrid Inverter 3 kVA", "Hybrid Inverter 5 kVA"]),
 ])
 def test_a_named_service_is_found_in_any_form(question, expected):
     assert named_services(question, SALON) == expected
@@ -593,3 +595,8 @@ def test_a_price_asked_of_a_row_by_another_word_is_answered_from_the_row(chat):
     first = chat(message="What does a facial for sensitive skin cost?").json()
     assert first["refusal_reason"] is None and first["citations"][0]["key"] == "facts:services"
     assert "Signature Aura Facial: KES 6,000" in first["answer"]
+
+
+def test_new_names_a_row_whose_name_holds_it():
+    rows = [_fact("New Client Consultation", "0", 30), _fact("Follow-up Consultation", "1500", 30)]
+    assert named_services("How much is a new client consultation?", rows) == ["New Client Consultation"]
