@@ -842,6 +842,15 @@ def asks_duration(message: str) -> bool:
     return bool(_DURATION_QUESTION.search(_NOT_A_SERVICE_LENGTH.sub(" ", message or "")))
 
 
+_DAYS_QUESTION = re.compile(r"\bhow\s+many\s+(days|weeks|months|years)\b|\b(siku|wiki|miezi)\s+(ngapi|mingapi)\b",
+                            re.I)
+
+
+def asks_days(message: str) -> bool:
+    """Whether a message asks how many days, weeks or months something takes (no booking's minutes answer it)."""
+    return bool(_DAYS_QUESTION.search(message or ""))
+
+
 # ----------------------------------------------------------------------------- the selector
 
 # Questions about the whole menu or price list (not about one service), English and Swahili.
@@ -1020,6 +1029,11 @@ def variant_the_knowledge_names(message: str, names: list[str], texts: list[str]
     return names
 
 
+def _says_how_long(service: ServiceFact) -> bool:
+    """Whether a row's description gives a length of time ("4 weeks", "ready in 10 working days")."""
+    return bool(service.description) and gives_type(service.description, "duration")
+
+
 def described_rows(message: str, services: list[ServiceFact], names: list[str]) -> list[str]:
     """The named rows whose description, not their name, holds words of an English question ("How much is the
     boat ride and how many people fit?": "... per boat for up to 6 people"): their answer quotes it."""
@@ -1120,20 +1134,29 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_n
     facts = Facts(timezone=str(zone), today=today, currency=getattr(tenant, "currency", "KES") or "KES")
     if intent == "services":
         services = services if services is not None else services_list()
-        facts.matched_services = services_asked(message, services, topic_names=topic_names)
+        # "how many weeks" names no row ("Weekend Course"): the rows are matched as for "how long"
+        in_days = asks_days(message)
+        naming = _DAYS_QUESTION.sub(" how long ", message) if in_days else message
+        facts.matched_services = services_asked(naming, services, topic_names=topic_names)
         # The list only answers a question about a named service or about the menu as a whole;
         # "do you do home visits?" is not answered by a price list, nor "how much are gel nails?" when
         # gel nails are not on it, nor "what products do you sell?" by a list of haircuts.
         facts.services = services if facts.matched_services else listed_rows(message, services)
-        facts.described = described_rows(message, services, facts.matched_services)
+        facts.described = described_rows(naming, services, facts.matched_services)
         listing = bool(facts.services) and not facts.matched_services
         # The rows are the whole answer to what a named service costs or how long it takes, and to a
         # request for the menu; "do you sell power banks?" may be better answered by the knowledge.
         # A duration question about rows the owner gave no duration (made-to-measure suits, products) is for
-        # the knowledge to answer ("suits take 2 to 3 weeks"): their prices are no answer to it.
+        # the knowledge to answer ("suits take 2 to 3 weeks"): their prices are no answer to it. Unless the
+        # row's description says how long ("Advanced Excel: ... 4 weeks, evenings or Saturdays"): it is quoted.
+        # "How many weeks ...?" is never answered by a booking's minutes: a booked row leaves it to the knowledge.
         matched = [s for s in services if s.name in facts.matched_services]
-        timed = any(s.duration_minutes for s in matched)
-        asks_fact = (bool(facts.matched_services) and (asks_price(message) or asks_duration(message) and timed)
+        said = [s for s in matched if not s.duration_minutes and _says_how_long(s)]
+        timed = bool(said) or not in_days and any(s.duration_minutes for s in matched)
+        if in_days or asks_duration(message):
+            facts.described += [s.name for s in said if s.name not in facts.described]
+        asks_fact = (bool(facts.matched_services)
+                     and (asks_price(message) or (asks_duration(message) or in_days) and timed)
                      and not asks_a_policy_charge(message, facts.matched_services))
         facts.answers_part = asks_fact and asks_more_than_facts(message, intent=intent, today=today,
                                                                 services=services)

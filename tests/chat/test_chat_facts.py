@@ -232,3 +232,27 @@ def test_a_deposit_asked_for_a_named_service_is_not_that_services_price(tenant):
 ])
 def test_a_duration_reads_as_a_customer_says_it(minutes, english, swahili):
     assert format_duration(minutes) == english and format_duration(minutes, language="sw") == swahili
+
+
+COURSES = [
+    facts.ServiceFact(name="Advanced Excel for the Office", price="6500.00", currency="KES", price_text="KES 6,500",
+                      duration_minutes=None, description="Pivot tables, charts and dashboards. 4 weeks, evenings or "
+                      "Saturdays."),
+    facts.ServiceFact(name="Class B Course (Manual)", price="18500.00", currency="KES", price_text="KES 18,500",
+                      duration_minutes=60, description="4 weeks on weekdays: one 60-minute lesson a day."),
+    facts.ServiceFact(name="Weekend Course", price="19500.00", currency="KES", price_text="KES 19,500",
+                      duration_minutes=300, description="8 Saturdays, each a 5-hour session."),
+]
+
+
+@pytest.mark.parametrize("message", ["How long is the Advanced Excel course?", "How many weeks is advanced excel?"])
+def test_a_product_whose_description_says_how_long_answers_a_duration_question(tenant, message):
+    found = facts_for(intent="services", message=message, services=COURSES)
+    assert found.matched_services == ["Advanced Excel for the Office"] and found.answers_alone
+    assert "4 weeks, evenings or Saturdays" in " ".join(text for _key, text in found.sentences())
+
+
+def test_how_many_weeks_is_not_answered_by_a_bookings_minutes(tenant):
+    found = facts_for(intent="services", message="How many weeks does the Class B course take?", services=COURSES)
+    assert found.matched_services == ["Class B Course (Manual)"]  # "weeks" does not name the Weekend Course
+    assert not found.answers_alone  # its 60 minutes are a lesson's: the knowledge says how many weeks
