@@ -612,6 +612,9 @@ def question_groups(text: str, *, keep: frozenset[str] = frozenset(),
     from conversations.i18n import detect_language
     from knowledge.retrieval.language import expand_swahili, is_english_stopword
 
+    # "and the CorelDRAW one?", "a cheaper one": "one" stands for the thing named, even where a row holds the
+    # word ("Private One-to-One Lesson"); "the one-hour massage" keeps it.
+    text = _PRONOUN_ONE.sub(r"\1", text or "")
     if (language or detect_language(text)) == "sw":
         expansion = expand_swahili(_SIZE.sub(r"\1x\2", text))  # "godoro la 5 by 6": the size, not two numbers
         single = [*expansion.kept, *expansion.unknown]
@@ -636,6 +639,9 @@ def question_groups(text: str, *, keep: frozenset[str] = frozenset(),
             seen.update(group)
             groups.append(tuple(group))
     return groups
+
+
+_PRONOUN_ONE = re.compile(r"(\b(?:the|this|that|a|an|another|other|which)\s+(?:[\w&]+\s+){1,3})ones?\b(?!-)", re.I)
 
 
 @dataclass(frozen=True)

@@ -289,7 +289,8 @@ _STAFF_ASKED = re.compile(
 # Words for the business's own premises: "Where is your shop?" asks where the business is.
 PREMISES_WORDS = ("shop store office premises place business building outlet showroom workshop studio garage salon "
                   "clinic surgery practice spa gym school academy bakery restaurant cafe hotel pharmacy centre center "
-                  "branch yard depot warehouse duka ofisi").split()
+                  "branch yard depot warehouse college institute campus chemist lodge guesthouse hostel kiosk duka "
+                  "ofisi").split()
 _THE_BUSINESS = frozenset("""
 the this that your it you place business company shop firm store outfit here guys people team
 """.split()) | frozenset(PREMISES_WORDS)

@@ -600,3 +600,17 @@ def test_a_price_asked_of_a_row_by_another_word_is_answered_from_the_row(chat):
 def test_new_names_a_row_whose_name_holds_it():
     rows = [_fact("New Client Consultation", "0", 30), _fact("Follow-up Consultation", "1500", 30)]
     assert named_services("How much is a new client consultation?", rows) == ["New Client Consultation"]
+
+
+COLLEGE = [_fact("Graphic Design Certificate", "24000", None), _fact("CorelDRAW for Print & Signage", "9000", None),
+           _fact("Private One-to-One Lesson (1 hour)", "1200", 60)]
+
+
+@pytest.mark.parametrize("question, expected", [
+    # "one" stands for the course named, though a row's name holds the word
+    ("How much is the Graphic Design course?\nand the CorelDRAW one?",
+     ["Graphic Design Certificate", "CorelDRAW for Print & Signage"]),
+    ("How much is a one-to-one lesson?", ["Private One-to-One Lesson (1 hour)"]),
+])
+def test_one_standing_for_the_thing_named_names_no_row(question, expected):
+    assert named_services(question, COLLEGE) == expected
