@@ -1060,14 +1060,16 @@ def described_rows(message: str, services: list[ServiceFact], names: list[str]) 
 
 
 def services_asked(message: str, services: list[ServiceFact], *, topic_names: tuple[str, ...] = ()) -> list[str]:
-    """The services a question is about; for a price or duration question that names none in its words, the
-    row it names by meaning ("a new breaker box" for "Consumer Unit Replacement"), else the one service the
-    conversation was just about (`topic_names`: "bei yake ni ngapi?" after an answer on one course)."""
+    """The services a question is about; for a price or duration question that names none in its words, the one
+    service the conversation was just about (`topic_names`: "bei yake ni ngapi?" after an answer on one course),
+    else the row it names by meaning ("a new breaker box" for "Consumer Unit Replacement")."""
     named = named_services(message, services)
-    if not named:
-        named = row_by_meaning(message, services)
+    # The row the conversation is about before one the joined text is merely close to by meaning: "bei gani?"
+    # after "Mnauza battery ya pikipiki?" asks the battery's price, not the wiring diagnosis's.
     if not named and topic_names and (asks_price(message) or asks_duration(message)):
         named = [s.name for s in services if s.name in topic_names]
+    if not named:
+        named = row_by_meaning(message, services)
     return named
 
 

@@ -27,7 +27,7 @@ from conversations.handoffs import CONTACT_PATTERNS, extract_contacts
 from conversations.i18n import detect_language
 from conversations.models import HandoffRequest, Session, Turn
 from knowledge.models import SnippetVersion
-from knowledge.retrieval.answer_types import asks_about_the_business
+from knowledge.retrieval.answer_types import asks_about_the_business, asks_only_a_figure
 from knowledge.retrieval.language import swahili_numerals
 
 RECENT_TURNS = 3  # what an LLM sees of the conversation, and how far back a topic or a pending hand-off is
@@ -206,6 +206,8 @@ def elliptical_reasons(message: str) -> tuple[str, ...]:
         reasons.append("trailing_je")
     if asks_only_for_a_unit(message):
         reasons.append("unit_only")
+    elif asks_only_a_figure(message):
+        reasons.append("figure_only")
     words = words_of(_EXISTENTIAL_THERE.sub(" is ", message))
     if any(word in _ANAPHORA for word in words) and len(own_words(message)) <= 3:
         reasons.append("points_back")
@@ -281,8 +283,8 @@ def read_short_with_topic(*, message: str, context: SessionContext) -> Reading |
 
 
 def topic_service(context: SessionContext, services: list[ServiceFact]) -> tuple[str, ...]:
-    """The one service or product the last topic's answer, or the snippets it cited, name in full; else the
-    one the customer's own question named.
+    """The one service or product the customer's own question mentioned; else the one the last topic's answer,
+    or the snippets it cited, name in full; else the few the question named.
 
     "Mnafundisha pikipiki?" is answered from the course snippet, which says "Motorcycle Course (Class A)";
     "bei yake ni ngapi?" then asks that row's price. Text naming several rows names no one topic, and
@@ -293,14 +295,18 @@ def topic_service(context: SessionContext, services: list[ServiceFact]) -> tuple
     topic = context.topic
     if topic is None or topic.refused or not topic.answer:
         return ()
+    # One row the customer's own question mentioned is what they asked about ("Mnauza battery ya pikipiki?": the
+    # battery, though the snippet that answered names the wiring diagnosis in full).
+    own = match_services(topic.message, services)
+    if len(own) == 1:
+        return tuple(own)
     texts = [topic.answer, *topic.cited_texts]
     names = rows_named_in(" ".join(texts), services)
     if names:
         return tuple(names) if len(names) == 1 else ()
     # The customer's own words may name a few rows of one kind ("Do you sell boxes?": the moving box and the
     # wardrobe box): "how much?" asks each of their prices.
-    names = match_services(topic.message, services)
-    return tuple(names) if len(names) <= TOPIC_ROWS else ()
+    return tuple(own) if len(own) <= TOPIC_ROWS else ()
 
 
 # ----------------------------------------------------------------------------- narrowing facts to this turn

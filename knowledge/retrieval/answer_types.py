@@ -162,14 +162,21 @@ def question_pieces(question: str, *, join_elliptical: bool = True) -> list[str]
     return pieces
 
 
-def _elliptical(piece: str) -> bool:
+def _elliptical(piece: str, kinds: tuple[str, ...] = tuple(_TYPE_ASKED)) -> bool:
     """A question that asks for a kind of answer and names nothing ("and how long?", "Ni pesa ngapi?")."""
     lowered = " ".join(tokens(expand_shorthand(piece)))
     asked = False
-    for pattern in _TYPE_ASKED.values():
-        lowered, found = pattern.subn(" ", lowered)
+    for name in kinds:
+        lowered, found = _TYPE_ASKED[name].subn(" ", lowered)
         asked = asked or found > 0
     return asked and all(is_english_stopword(word) or word in glossary_sw.STOPWORDS for word in lowered.split())
+
+
+def asks_only_a_figure(message: str) -> bool:
+    """A message asking only a price, a time or a duration, of nothing named ("how much?", "bei gani?", "saa
+    ngapi?"): it asks about what was being discussed. "Where are you?" names nothing either, yet asks about the
+    business, so a place is left out."""
+    return _elliptical(message, ("price", "time", "duration"))
 
 
 # ----------------------------------------------------------------------------- how to reach or pay the business

@@ -48,6 +48,14 @@ def test_how_much_is_it_after_a_service_question_prices_that_service(chat):
     assert "Swedish" not in second["answer"]  # not the whole price list
 
 
+def test_bei_gani_after_a_service_question_prices_that_service(chat):
+    # "bei gani?" names nothing: read alone it was answered from whatever snippet says "price"
+    _, second = ask(chat, "Tell me about the signature facial", "bei gani?")
+    assert second["refusal_reason"] is None and "facts:services" in cited(second)
+    assert "Signature Aura Facial: KES 6,000" in second["answer"] and "Swedish" not in second["answer"]
+    assert Turn.objects.get(public_id=second["turn_id"]).meta["followup"]["reasons"] == ["figure_only"]
+
+
 def test_how_much_is_it_prices_the_service_the_last_answer_named(chat):
     # The first question names no row ("facial for sensitive skin"); the snippet that answers it says
     # "Signature Aura Facial", so that is what "it" costs.
@@ -83,6 +91,16 @@ def test_a_row_the_question_named_is_the_topic_when_the_answer_names_none():
         refused=False, handoff_id=None),))
     # "night" is not a typo of "light": the question names one row.
     assert followups.topic_service(context, services) == ("LED Floodlight 50W with Photocell",)
+
+
+def test_the_one_row_the_question_named_is_the_topic_before_a_row_the_answer_names():
+    services = [ServiceFact(name=name, description="", duration_minutes=None, price="1", currency="KES",
+                            price_text="KES 1") for name in ("Battery 12V 5Ah", "Wiring Diagnosis")]
+    context = followups.SessionContext(turns=(followups.PriorTurn(
+        message="Do you sell batteries?", answer="If the battery keeps going flat, book a Wiring Diagnosis.",
+        intent="services", read_as="Do you sell batteries?", refused=False, handoff_id=None),))
+    # "bei gani?" then asks the battery's price: the customer asked about the battery
+    assert followups.topic_service(context, services) == ("Battery 12V 5Ah",)
 
 
 def test_the_few_rows_the_question_named_are_the_topic_when_the_answer_names_none():
@@ -128,13 +146,13 @@ def test_an_old_topic_is_not_a_follow_ups_topic(chat):
 @pytest.mark.parametrize("message, reasons", [
     ("and for an SUV?", ("continues",)),
     ("what about Sunday?", ("continues",)),
-    ("how much is it?", ("points_back",)),
+    ("how much is it?", ("figure_only", "points_back")),
     ("na ya vipande vitatu je?", ("continues", "trailing_je")),
     ("is it the same at night?", ("continues", "points_back")),
     ("What payment methods do you accept?", ()),
     ("Do you have parking for my car at the Mirage Tower?", ()),
     # A Swahili verb's subject prefix is the "it" / "he" English writes as a word.
-    ("inachukua muda gani?", ("points_back",)),
+    ("inachukua muda gani?", ("figure_only", "points_back")),
     ("atakuja saa ngapi?", ("points_back",)),
     ("Mnafungua saa ngapi Jumamosi?", ()),
     ("interested in your braids", ()),
@@ -150,6 +168,9 @@ def test_an_old_topic_is_not_a_follow_ups_topic(chat):
     ("How much per day is the generator?", ()),
     # who runs the business never depends on the last question
     ("and who's behind the spa?", ()), ("and how long have you been in business?", ()),
+    # a price, time or duration of nothing named is the topic's; "where are you?" asks where the business is
+    ("bei gani?", ("figure_only",)), ("how much?", ("figure_only",)), ("saa ngapi?", ("figure_only",)),
+    ("Where are you?", ()),
 ])
 def test_which_messages_are_elliptical(message, reasons):
     assert followups.elliptical_reasons(message) == reasons
