@@ -1037,7 +1037,7 @@ def variant_the_knowledge_names(message: str, names: list[str], texts: list[str]
 
 def _says_how_long(service: ServiceFact) -> bool:
     """Whether a row's description gives a length of time ("4 weeks", "ready in 10 working days")."""
-    return bool(service.description) and gives_type(service.description, "duration")
+    return gives_type(service.description or "", "duration")
 
 
 def described_rows(message: str, services: list[ServiceFact], names: list[str]) -> list[str]:
@@ -1159,12 +1159,12 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_n
         # row's description says how long ("Advanced Excel: ... 4 weeks, evenings or Saturdays"): it is quoted.
         # "How many weeks ...?" is never answered by a booking's minutes: a booked row leaves it to the knowledge.
         matched = [s for s in services if s.name in facts.matched_services]
+        asks_length = in_days or asks_duration(message)
         said = [s for s in matched if not s.duration_minutes and _says_how_long(s)]
         timed = bool(said) or not in_days and any(s.duration_minutes for s in matched)
-        if in_days or asks_duration(message):
+        if asks_length:
             facts.described += [s.name for s in said if s.name not in facts.described]
-        asks_fact = (bool(facts.matched_services)
-                     and (asks_price(message) or (asks_duration(message) or in_days) and timed)
+        asks_fact = (bool(facts.matched_services) and (asks_price(message) or asks_length and timed)
                      and not asks_a_policy_charge(message, facts.matched_services))
         facts.answers_part = asks_fact and asks_more_than_facts(message, intent=intent, today=today,
                                                                 services=services)

@@ -104,8 +104,10 @@ class ExtractiveAnswer:
 # ----------------------------------------------------------------------------- text helpers
 
 
+@lru_cache(maxsize=256)
 def _typed_asked(question: str) -> frozenset[str]:
-    """The precise kinds of answer an English question asks for (an amount, a clock time, a duration, how often)."""
+    """The precise kinds of answer an English question asks for (an amount, a clock time, a duration, how often).
+    Cached: scoring and picking the sentences both ask it in one turn."""
     if detect_language(question) != "en":
         return frozenset()
     typed = answer_types(question) & {"price", "time", "duration"}
@@ -127,16 +129,16 @@ def _behind_terms() -> frozenset[str]:
     return frozenset(content_terms("behind"))
 
 
-@lru_cache(maxsize=1)
-def _duration_asking_terms() -> frozenset[str]:
-    """"how long ... take" as the answer compares words."""
-    return frozenset(content_terms("long take takes taking"))
+# The words that ask for a duration or a frequency: they are in every sentence saying how long something takes or
+# how often ("alterations can take a day longer", "retwisting more often thins the roots"), so they pick none; what
+# the answer must name is the rest of the question (the figure itself earns TYPE_BONUS).
+_ASKING_WORDS = {"duration": "long take takes taking", "frequency": "often frequently regularly times"}
 
 
-@lru_cache(maxsize=1)
-def _frequency_asking_terms() -> frozenset[str]:
-    """"how often / frequently / many times" as the answer compares words."""
-    return frozenset(content_terms("often frequently regularly times"))
+@lru_cache(maxsize=len(_ASKING_WORDS))
+def _asking_terms(kind: str) -> frozenset[str]:
+    """The words asking for that kind of answer, as the answer compares words."""
+    return frozenset(content_terms(_ASKING_WORDS[kind]))
 
 
 def _gives_the_place(item: Scored) -> bool:
@@ -304,12 +306,8 @@ class ExtractiveProvider(Provider):
         if history:
             question -= _behind_terms()  # who is behind it, not what stands behind a building
         typed = _typed_asked(prompt.question)
-        if "duration" in typed:
-            # "How long does it take to make a suit?": the asking words are in every sentence saying how long
-            # something takes; the suit is what the answer must name (the duration itself earns TYPE_BONUS).
-            question -= _duration_asking_terms()
-        if "frequency" in typed:
-            question -= _frequency_asking_terms()  # "retwisting more often thins the roots" says no how often
+        for kind in typed & _ASKING_WORDS.keys():
+            question -= _asking_terms(kind)  # "How long does it take to make a suit?": the suit must be named
         matches = [matched_terms(question, content_terms(candidate.text)) for candidate in candidates]
         # "Can I pay by card?" is answered by "Visa and Mastercard at reception": naming the way to pay asked
         # about matches the question's word for it.
