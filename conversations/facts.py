@@ -706,7 +706,7 @@ def _candidates(groups: list[tuple[str, ...]], services: list[ServiceFact], *,
     return found
 
 
-def match_services(text: str, services: list[ServiceFact]) -> list[str]:
+def match_services(text: str, services: list[ServiceFact], *, common: frozenset[str] = frozenset()) -> list[str]:
     """Services and products a message mentions, in the owner's order: tolerant of typos, partial names,
     plurals, units and Swahili ("bei ya box braids?").
 
@@ -714,16 +714,16 @@ def match_services(text: str, services: list[ServiceFact]) -> list[str]:
     description) account for the most of the question win: "iPhone 12 screen" picks the 12-to-15 row over
     the X-to-11 one, "wash and fold" plain over express.
     """
-    return _best_services(text, services, whole=False)
+    return _best_services(text, services, whole=False, common=common)
 
 
-def named_services(text: str, services: list[ServiceFact]) -> list[str]:
+def named_services(text: str, services: list[ServiceFact], *, common: frozenset[str] = frozenset()) -> list[str]:
     """The services a question is about: mentioned ones that also account for most of its words, so "how
     much is a gel manicure?" does not get "Spa Manicure" when gel manicures are not on the list."""
-    return _best_services(text, services, whole=True)
+    return _best_services(text, services, whole=True, common=common)
 
 
-def _best_services(text: str, services: list[ServiceFact], *, whole: bool) -> list[str]:
+def _best_services(text: str, services: list[ServiceFact], *, whole: bool, common: frozenset[str]) -> list[str]:
     from conversations.i18n import detect_language
 
     if not services:
@@ -737,30 +737,21 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool) -> li
     said = [(word,) for word in _words(text)] if language != "sw" else groups
     candidates = _candidates(groups, services, said=said)
 
-    def beaten(c: _Candidate) -> bool:
-        for other in candidates:
-            if other.by_name > c.by_name:
-                return True
-            if not c.by_name > other.by_name and other.accounts > c.accounts:
-                return True  # "sew on buttons": Button Replacement ("Sew on up to 4 buttons") over Curtain Sewing
-            if other.by_name != c.by_name:
-                continue
-            if other.by_description > c.by_description:
-                return True
-            if other.by_description != c.by_description:
-                continue
-            # Same words matched: the exact spelling wins, then the plainer name ("Wash & Fold" over
-            # "Express Wash & Fold" when the customer did not say express).
-            if other.exact > c.exact or (other.exact == c.exact and other.name_words < c.name_words):
-                return True
-        return False
-
-    winners = [c for c in candidates if not beaten(c)]
+    # A word of the business's own, one most of its knowledge uses and a row's name holds ("course" at a college),
+    # counts only between rows the other words tie: "the typing course" is Touch Typing, not "Computer Packages
+    # (Full Course)" whose description says typing. A common word no name holds ("after") is left as it was.
+    named_by_rows = set().union(*(c.by_name for c in candidates))
+    business = {index for index in named_by_rows if all(word in common for word in groups[index])}
+    if len(business) == len(groups):
+        business = set()
+    winners = [c for c in candidates if not any(_beats(other, c, business) for other in candidates)]
     # A number no row accounts for is how many the customer wants ("How much for 200 chairs?"), not a name.
     accounted = set().union(*(c.accounts for c in winners))
     quantities = sum(1 for index, group in enumerate(groups)
                      if index not in accounted and all(word.isdigit() for word in group))
-    if whole and not _about_rows(winners, len(groups) - quantities):
+    # Nor need the rows account for a word of the business's own ("the typing course": Touch Typing is about it).
+    unnamed = quantities + len(business - accounted)
+    if whole and not _about_rows(winners, len(groups) - unnamed):
         # "Do you sell honey?": beside the verb asking whether there is one, the rows must account for every
         # word, so "do you offer Class D bus courses?" names no course.
         asked = [group for group in groups if not set(group) & _ASKING_VERBS]
@@ -771,6 +762,31 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool) -> li
             return []
     chosen = {c.name for c in winners}
     return [s.name for s in services if s.name in chosen]
+
+
+def _beats(other: _Candidate, c: _Candidate, weak: set[int]) -> bool:
+    """Whether `other` is more the row asked about than `c`, on the question's words outside `weak` first."""
+    if weak:
+        strong = [(frozenset(x.by_name - weak), frozenset(x.by_description - weak)) for x in (other, c)]
+        if strong[0] != strong[1]:
+            return _beats_on(*strong[0], *strong[1])
+    if _beats_on(other.by_name, other.by_description, c.by_name, c.by_description):
+        return True
+    if (other.by_name, other.by_description) != (c.by_name, c.by_description):
+        return False
+    # Same words matched: the exact spelling wins, then the plainer name ("Wash & Fold" over "Express Wash & Fold"
+    # when the customer did not say express).
+    return other.exact > c.exact or (other.exact == c.exact and other.name_words < c.name_words)
+
+
+def _beats_on(name: frozenset[int], described: frozenset[int], c_name: frozenset[int],
+              c_described: frozenset[int]) -> bool:
+    """Whether a row whose name accounts for `name` (its description for `described`) beats one with `c_...`."""
+    if name > c_name:
+        return True
+    if not c_name > name and name | described > c_name | c_described:
+        return True  # "sew on buttons": Button Replacement ("Sew on up to 4 buttons") over Curtain Sewing
+    return name == c_name and described > c_described
 
 
 def _about_rows(winners: list[_Candidate], groups: int) -> bool:
@@ -1059,11 +1075,20 @@ def described_rows(message: str, services: list[ServiceFact], names: list[str]) 
     return described
 
 
-def services_asked(message: str, services: list[ServiceFact], *, topic_names: tuple[str, ...] = ()) -> list[str]:
+def business_words() -> frozenset[str]:
+    """The words most of the tenant's knowledge uses, in the facts' singular forms."""
+    from knowledge.retrieval.spelling import common_words
+
+    return frozenset(singular(word) for word in common_words())
+
+
+def services_asked(message: str, services: list[ServiceFact], *, topic_names: tuple[str, ...] = (),
+                   common: frozenset[str] = frozenset()) -> list[str]:
     """The services a question is about; for a price or duration question that names none in its words, the one
     service the conversation was just about (`topic_names`: "bei yake ni ngapi?" after an answer on one course),
-    else the row it names by meaning ("a new breaker box" for "Consumer Unit Replacement")."""
-    named = named_services(message, services)
+    else the row it names by meaning ("a new breaker box" for "Consumer Unit Replacement"). `common`: the
+    business's own words (business_words)."""
+    named = named_services(message, services, common=common)
     # The row the conversation is about before one the joined text is merely close to by meaning: "bei gani?"
     # after "Mnauza battery ya pikipiki?" asks the battery's price, not the wiring diagnosis's.
     if not named and topic_names and (asks_price(message) or asks_duration(message)):
@@ -1119,7 +1144,7 @@ def facts_intent_for(*, intent: str, message: str, topic_names: tuple[str, ...] 
     """
     asks_fact = intent in ("hours", "other") and (asks_price(message) or asks_duration(message))
     if asks_fact and services_asked(message, services if services is not None else services_list(),
-                                    topic_names=topic_names):
+                                    topic_names=topic_names, common=business_words()):
         return "services"
     return intent if intent in ("services", "hours") else None
 
@@ -1145,7 +1170,7 @@ def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_n
         # "how many weeks" names no row ("Weekend Course"): the rows are matched as for "how long"
         in_days = asks_days(message)
         naming = _DAYS_QUESTION.sub(" how long ", message) if in_days else message
-        facts.matched_services = services_asked(naming, services, topic_names=topic_names)
+        facts.matched_services = services_asked(naming, services, topic_names=topic_names, common=business_words())
         # The list only answers a question about a named service or about the menu as a whole;
         # "do you do home visits?" is not answered by a price list, nor "how much are gel nails?" when
         # gel nails are not on it, nor "what products do you sell?" by a list of haircuts.

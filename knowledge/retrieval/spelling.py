@@ -5,13 +5,15 @@ knowledge never uses, within a letter or two of one it does (same first letter, 
 read with that word added: the keyword search then matches it and the question's embedding moves towards
 it. So is a word written with or without the hyphen the knowledge uses ("wifi" for "Wi-Fi", "mpesa"). The
 vocabulary is the words of the active snippets, built in SQL and kept per tenant until the knowledge changes
-(the count of versions and their latest update time).
+(the count of versions and their latest update time). Its common words, used by most of the knowledge ("course"
+at a college, "wash" at a car wash), are words of the business rather than names of one thing in it.
 """
 from __future__ import annotations
 
 import difflib
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 
 from django.db import connection
 
@@ -21,9 +23,24 @@ MIN_LETTERS = 4  # shorter words ("ur", "wat") are too close to too many others
 CLOSE_ENOUGH = 0.8
 MAX_LENGTH_GAP = 2
 CACHED_TENANTS = 64  # a process serves many businesses: the least recently asked vocabulary goes first
+# A word in more than one in COMMON_ONE_IN of the active snippets is one of the business's own ("course" in 23 of
+# a college's 47): the same third that makes a word most service names share no name of one of them.
+COMMON_ONE_IN = 3
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The words of a tenant's active snippets, as of `stamp` (their count and latest update)."""
+
+    stamp: tuple
+    by_letter: dict[str, list[str]]
+    known: frozenset[str]
+    hyphenated: dict[str, str]  # hyphenated words by their joined form
+    common: frozenset[str]  # words in more than one in COMMON_ONE_IN of the snippets
+
 
 _lock = threading.Lock()
-_vocabularies: OrderedDict[str, tuple[tuple, dict[str, list[str]], frozenset[str], dict[str, str]]] = OrderedDict()
+_vocabularies: OrderedDict[str, Vocabulary] = OrderedDict()
 
 
 def corrections(words: list[str], *, cursor=None) -> list[str]:
@@ -33,7 +50,8 @@ def corrections(words: list[str], *, cursor=None) -> list[str]:
               and not is_english_stopword(word)]
     if not wanted:
         return []
-    by_letter, known, hyphenated = _vocabulary(cursor)
+    vocabulary = _vocabulary(cursor)
+    by_letter, known, hyphenated = vocabulary.by_letter, vocabulary.known, vocabulary.hyphenated
     found: list[str] = []
     for word in wanted:
         form = _hyphen_form(word, known, hyphenated)
@@ -59,9 +77,13 @@ def _hyphen_form(word: str, known: frozenset[str], hyphenated: dict[str, str]) -
     return form if form is not None and form != word else None
 
 
-def _vocabulary(cursor) -> tuple[dict[str, list[str]], frozenset[str], dict[str, str]]:
-    """(words by first letter, all words, hyphenated words by their joined form) of the tenant's active
-    snippets, rebuilt when the knowledge changes."""
+def common_words(cursor=None) -> frozenset[str]:
+    """The words most of the tenant's knowledge uses (lower case, as written)."""
+    return _vocabulary(cursor).common
+
+
+def _vocabulary(cursor) -> Vocabulary:
+    """The tenant's active snippets' words, rebuilt when the knowledge changes."""
     from knowledge.retrieval.candidates import SNIPPETS
 
     own = cursor is None
@@ -72,9 +94,9 @@ def _vocabulary(cursor) -> tuple[dict[str, list[str]], frozenset[str], dict[str,
         schema = getattr(connection, "schema_name", "")
         with _lock:
             cached = _vocabularies.get(schema)
-            if cached is not None and cached[0] == stamp:
+            if cached is not None and cached.stamp == stamp:
                 _vocabularies.move_to_end(schema)
-                return cached[1], cached[2], cached[3]
+                return cached
         # Postgres splits and de-duplicates: only the distinct words travel to Python.
         cursor.execute(
             f"SELECT DISTINCT word FROM (SELECT regexp_split_to_table(lower(title || ' ' || body), '[^[:alpha:]]+')"
@@ -85,15 +107,22 @@ def _vocabulary(cursor) -> tuple[dict[str, list[str]], frozenset[str], dict[str,
             f" '([[:alpha:]]+(?:-[[:alpha:]]+)+)', 'g') AS m FROM {SNIPPETS} WHERE is_active) words")
         hyphenated = {word.replace("-", ""): word for (word,) in cursor.fetchall()
                       if len(word.replace("-", "")) >= MIN_LETTERS}
+        cursor.execute(
+            f"SELECT word FROM (SELECT DISTINCT id, regexp_split_to_table(lower(title || ' ' || body),"
+            f" '[^[:alpha:]]+') AS word FROM {SNIPPETS} WHERE is_active) words WHERE length(word) >= 3"
+            f" GROUP BY word HAVING count(*) * %s > (SELECT count(*) FROM {SNIPPETS} WHERE is_active)",
+            [COMMON_ONE_IN])
+        common = frozenset(row[0] for row in cursor.fetchall())
     finally:
         if own:
             cursor.close()
     by_letter: dict[str, list[str]] = {}
     for word in sorted(known):
         by_letter.setdefault(word[0], []).append(word)
+    vocabulary = Vocabulary(stamp=stamp, by_letter=by_letter, known=known, hyphenated=hyphenated, common=common)
     with _lock:
-        _vocabularies[schema] = (stamp, by_letter, known, hyphenated)
+        _vocabularies[schema] = vocabulary
         _vocabularies.move_to_end(schema)
         while len(_vocabularies) > CACHED_TENANTS:
             _vocabularies.popitem(last=False)
-    return by_letter, known, hyphenated
+    return vocabulary

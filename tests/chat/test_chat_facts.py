@@ -256,3 +256,18 @@ def test_how_many_weeks_is_not_answered_by_a_bookings_minutes(tenant):
     found = facts_for(intent="services", message="How many weeks does the Class B course take?", services=COURSES)
     assert found.matched_services == ["Class B Course (Manual)"]  # "weeks" does not name the Weekend Course
     assert not found.answers_alone  # its 60 minutes are a lesson's: the knowledge says how many weeks
+
+
+def test_a_row_is_named_by_the_words_the_knowledge_does_not_use_everywhere(tenant):
+    from knowledge.services import service_upsert, snippet_version_create
+
+    for key, body in [("intakes", "A new course starts every month."), ("exams", "Every course ends in an exam."),
+                      ("fees", "Pay the course fee in instalments.")]:
+        snippet_version_create(key=key, title=key.title(), body=body, category="policy", role="retrieved",
+                               queue_embedding=False)
+    service_upsert(name="Computer Packages (Full Course)", price=Decimal("7500"), currency="KES",
+                   description="Introduction to computers, typing practice, Word and Excel.")
+    service_upsert(name="Touch Typing & Keyboard Skills", price=Decimal("3000"), currency="KES",
+                   description="Touch typing up to 35 words per minute.")
+    result = facts_for(intent="services", message="How much is the typing course?")
+    assert result.matched_services == ["Touch Typing & Keyboard Skills"]

@@ -614,3 +614,28 @@ COLLEGE = [_fact("Graphic Design Certificate", "24000", None), _fact("CorelDRAW 
 ])
 def test_one_standing_for_the_thing_named_names_no_row(question, expected):
     assert named_services(question, COLLEGE) == expected
+
+
+COURSES = [
+    _fact("Computer Packages (Full Course)", "7500", None, "Introduction to computers, typing practice, Word, Excel."),
+    _fact("Touch Typing & Keyboard Skills", "3000", None, "Touch typing up to 35 words per minute."),
+    _fact("Graphic Design Certificate", "18000", None, "Photoshop, Illustrator and CorelDRAW."),
+]
+
+
+def test_a_word_most_of_the_knowledge_uses_names_a_row_only_between_rows_the_other_words_tie():
+    question = "How much is the typing course?"
+    assert named_services(question, COURSES) == ["Computer Packages (Full Course)"]  # "course" in its name
+    common = frozenset({"course"})  # a college's knowledge says "course" everywhere
+    assert named_services(question, COURSES, common=common) == ["Touch Typing & Keyboard Skills"]
+    assert named_services("How much is the full course?", COURSES, common=common) == [
+        "Computer Packages (Full Course)"]
+    assert named_services("How much is the graphic design course?", COURSES, common=common) == [
+        "Graphic Design Certificate"]  # a row need not account for the business's word
+
+
+def test_a_common_word_no_row_is_named_by_still_needs_accounting_for():
+    carpets = [_fact("Carpet Cleaning (up to 6x9 ft)", "1500", 60, "Vacuum and deep extraction clean."),
+               _fact("Carpet Cleaning (8x11 ft and above)", "2500", 90, "Vacuum and deep extraction clean.")]
+    common = frozenset({"after", "cleaning"})  # "after" is common in any knowledge, and names no row
+    assert named_services("How long does a carpet take to dry after cleaning?", carpets, common=common) == []

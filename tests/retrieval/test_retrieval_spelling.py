@@ -74,8 +74,24 @@ def test_the_process_keeps_a_bounded_number_of_vocabularies(kb, monkeypatch):
     from knowledge.retrieval import spelling
 
     kb(**PARKING)
+    empty = spelling.Vocabulary((0, None), {}, frozenset(), {}, frozenset())
     monkeypatch.setattr(spelling, "_vocabularies", spelling.OrderedDict(
-        (f"other_{n}", ((0, None), {}, frozenset(), {})) for n in range(spelling.CACHED_TENANTS)))
+        (f"other_{n}", empty) for n in range(spelling.CACHED_TENANTS)))
     assert corrections(["parkin"]) == ["parking"]
     assert len(spelling._vocabularies) == spelling.CACHED_TENANTS
     assert "other_0" not in spelling._vocabularies  # the least recently asked one went
+
+
+def test_the_words_most_of_the_knowledge_uses_are_the_businesss_own(kb):
+    from knowledge.retrieval.spelling import common_words
+
+    kb(**PARKING)
+    kb(**FEES)
+    kb(key="intake", title="Intakes", body="A new course starts every month.")
+    assert "course" in common_words()  # in two of three snippets
+    assert "month" not in common_words()  # in one
+    kb(key="exams", title="Exams", body="Every course ends with a practical exam.")
+    kb(key="map", title="Directions", body="Walk past the bank to the blue gate.")
+    kb(key="wifi", title="Wi-Fi", body="Free Wi-Fi in every classroom.")
+    assert "course" in common_words()  # three of six
+    assert "gate" not in common_words()  # two of six: not more than a third
