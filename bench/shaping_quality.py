@@ -65,7 +65,7 @@ class Tally:
 
 
 def lead_of_top(prompt) -> tuple[str, list[str]]:
-    from conversations.providers.extractive import split_sentences
+    from knowledge.retrieval.sentences import split_sentences
 
     knowledge = prompt.knowledge_sources
     if not knowledge:
@@ -137,7 +137,7 @@ def injection_check(dev_tenant) -> dict:
     from django.db import connection
 
     from conversations.prompting import core_sections_for_channel
-    from conversations.providers.extractive import split_sentences
+    from knowledge.retrieval.sentences import split_sentences
     from conversations.shaping import shape_answer
     from knowledge.retrieval import fetch_snippets
 

@@ -1038,7 +1038,7 @@ def variant_the_knowledge_names(message: str, names: list[str], texts: list[str]
     loose = [word for word in _naming_words(message) if not any(_same_word(word, h) for h in held)]
     if not loose or any(not words for words in own.values()):
         return names
-    from conversations.providers.extractive import split_sentences
+    from knowledge.retrieval.sentences import split_sentences
 
     for text in texts:
         for sentence in split_sentences(text or ""):

@@ -42,8 +42,9 @@ from conversations.grounding import LeakDetector, check_grounding, cited_refs
 from conversations.prompting import AssembledPrompt, CoreSection, Source, assemble_prompt, core_sections_for_channel
 from conversations.providers import (ExtractiveProvider, Provider, ProviderError, ProviderNotConfigured,
                                      ProviderResult, TextDelta, get_provider, has_api_key)
-from conversations.providers.extractive import ExtractiveAnswer, chunk_text, strip_metadata
+from conversations.providers.extractive import ExtractiveAnswer, chunk_text
 from conversations.translations import LANGUAGE_FIELD, in_customer_language, record_missing_versions
+from knowledge.retrieval.sentences import strip_metadata
 from knowledge.retrieval.types import RetrievedSnippet
 from llm import Meter
 from telemetry.services import event_record

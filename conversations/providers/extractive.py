@@ -31,7 +31,7 @@ from knowledge.retrieval.answer_types import (PREMISES_WORDS, answer_types, asks
                                              asks_about_the_staff, asks_how_often, gives_detail, gives_history,
                                              gives_type, names_method, payment_methods_asked, question_pieces,
                                              reach_asked)
-from knowledge.retrieval.language import stem
+from knowledge.retrieval.sentences import content_terms, split_sentences, terms_match
 from knowledge.retrieval.relevance import asks_where, message_parts, where_part
 
 MODEL_NAME = "extractive-1"
@@ -40,25 +40,9 @@ SERVICES_KEY = "facts:services"  # conversations.facts.SERVICES_KEY (the provide
 # Similarity hook: (question, sentences) -> one score in [0, 1] per sentence.
 Similarity = Callable[[str, list[str]], list[float]]
 
-_STOPWORDS = frozenset("""
-a an the and or but if then so to of in on at by for with from into about as is are was were be been being
-do does did doing have has had having i me my we our us you your yours he she it its they them their this that
-these those there here what which who whom whose when where why how can could would should will shall may might
-must not no yes any some all each every more most other such only own same than too very just also please
-hi hello hey thanks thank ok okay get got go going want need like know tell let make one
-je ni na ya wa kwa za la cha vya kuna hakuna nini gani wapi lini vipi kama au lakini pia tu sana hii hiyo huu
-hapo hapa mimi wewe sisi yangu yako yetu tafadhali naomba nataka ningependa naweza unaweza mnaweza habari asante
-""".split())
 _INJECTION = re.compile(r"\b(ignore|disregard|forget)\b.{0,40}\b(instructions?|rules|prompt)\b|\bsystem\s+prompt\b|"
                         r"\bdeveloper\s+mode\b|\byou\s+are\s+now\b|\bas\s+an?\s+(ai|assistant|language\s+model)\b|"
                         r"\bpuuza\b.{0,40}\bmaagizo\b", re.I | re.S)
-_ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|etc|mr|mrs|ms|dr|no|st|approx|vs|eng|prof|rev|hon|fr|sr|mt)\.$", re.I)
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
-
-# Authoring metadata (the SOP's discoverability header, "Keywords: tray size, 500g, ..."): a line that feeds
-# retrieval and is never quoted to a customer.
-_METADATA_LINE = re.compile(r"^\s*(?:[-*]\s*)?(?:keywords?|key\s+words|search\s+terms|synonyms|tags|maneno\s+muhimu)"
-                            r"\s*:", re.I)
 
 MAX_SENTENCES = 3
 MAX_FACT_LINES = 8
@@ -69,7 +53,6 @@ PART_MARGIN = 0.05
 # lifted by this much: "how long before I get the card?" wants "takes 2 to 6 weeks", not the sentence sharing
 # the most words.
 TYPE_BONUS = 0.2
-SHARED_STEM = 7  # letters two words must open with alike to be one word's forms ("pregnant" ~ "pregnancy")
 
 
 @dataclass(frozen=True)
@@ -160,52 +143,6 @@ def _with_the_kind_asked(picked: list[Scored], primary: list[Scored], typed: fro
         return picked
     found = max(giving, key=lambda s: (s.score, -s.candidate.position))
     return picked[:limit - 1] + [found] if len(picked) >= limit else picked + [found]
-
-
-def strip_metadata(text: str) -> str:
-    """The body without its authoring metadata lines (`Keywords: ...`)."""
-    return "\n".join(line for line in (text or "").splitlines() if not _METADATA_LINE.match(line))
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of a snippet body: line breaks and list items split, then sentence ends; metadata dropped."""
-    sentences: list[str] = []
-    for line in strip_metadata(text).splitlines():
-        line = re.sub(r"^\s*(?:[-*\u2022]|\d+[.)])\s+", "", line).strip()
-        if not line:
-            continue
-        pieces = _SENTENCE_END.split(line)
-        merged: list[str] = []
-        for piece in pieces:
-            if merged and _ABBREVIATIONS.search(merged[-1]):
-                merged[-1] = f"{merged[-1]} {piece}"
-            else:
-                merged.append(piece)
-        sentences.extend(piece.strip() for piece in merged if piece.strip())
-    return sentences
-
-
-def content_terms(text: str) -> set[str]:
-    lowered = (text or "").lower()
-    words = re.findall(r"[^\W_]+", lowered)
-    # A hyphenated word is also read whole: customers write "mpesa", "wifi", "pickup" ("M-Pesa", "Wi-Fi", ...).
-    words += [word.replace("-", "") for word in _HYPHENATED.findall(lowered)]
-    return {stem(word) for word in words if word not in _STOPWORDS and (len(word) > 1 or word.isdigit())}
-
-
-_HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
-
-
-def terms_match(question_term: str, term: str) -> bool:
-    """Same stem, one a prefix of the other when both have 4+ letters ("cancel" ~ "cancell"), or the same first
-    SHARED_STEM letters ("pregnant" ~ "pregnancy", "prescribe" ~ "prescription")."""
-    if question_term == term:
-        return True
-    if len(question_term) < 4 or len(term) < 4:
-        return False
-    opens_alike = (min(len(question_term), len(term)) >= SHARED_STEM
-                   and question_term[:SHARED_STEM] == term[:SHARED_STEM])
-    return term.startswith(question_term) or question_term.startswith(term) or opens_alike
 
 
 def matched_terms(question: set[str], terms: set[str]) -> frozenset[str]:

@@ -37,7 +37,7 @@ WINDOW_WORDS = 48  # a window: the title and consecutive sentences up to about t
 def sentences(body: str) -> list[str]:
     """A snippet body's sentences as the extractive answer splits them (list items and abbreviations included,
     authoring metadata left out), so the reader's windows hold the sentences an answer would quote."""
-    from conversations.providers.extractive import split_sentences
+    from knowledge.retrieval.sentences import split_sentences
 
     return split_sentences(body)
 

@@ -21,7 +21,7 @@ MIN_TERMS = 2
 
 def add_focus(candidates: list[Candidate], *, question: str, weight: float = FOCUS_WEIGHT) -> None:
     """Add `weight` x the best sentence's share of the question's words to each candidate's score (in place)."""
-    from conversations.providers.extractive import content_terms, terms_match
+    from knowledge.retrieval.sentences import content_terms, terms_match
 
     if not weight or len(candidates) < 2:
         return
@@ -53,6 +53,6 @@ def add_focus(candidates: list[Candidate], *, question: str, weight: float = FOC
 @lru_cache(maxsize=4096)
 def _sentence_terms(title: str, body: str) -> tuple[frozenset[str], ...]:
     """Each sentence's terms, read with the title; cached, since the same snippets come back turn after turn."""
-    from conversations.providers.extractive import content_terms, split_sentences
+    from knowledge.retrieval.sentences import content_terms, split_sentences
 
     return tuple(frozenset(content_terms(f"{title}. {sentence}")) for sentence in split_sentences(body) or [""])

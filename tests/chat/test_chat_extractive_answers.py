@@ -7,7 +7,8 @@ from dataclasses import replace
 import pytest
 
 from conversations.prompting import assemble_prompt
-from conversations.providers.extractive import PART_MARGIN, ExtractiveProvider, question_parts, split_sentences
+from conversations.providers.extractive import PART_MARGIN, ExtractiveProvider, question_parts
+from knowledge.retrieval.sentences import split_sentences
 from knowledge.models import SnippetVersion
 from knowledge.retrieval.answer_types import question_pieces
 from knowledge.retrieval.types import RetrievedSnippet
@@ -248,7 +249,7 @@ WHITENING = ("whitening", "Teeth whitening", "Whitening is done in the chair in 
 
 
 def test_a_word_and_its_other_form_meet_when_they_open_alike():
-    from conversations.providers.extractive import terms_match
+    from knowledge.retrieval.sentences import terms_match
 
     assert terms_match("pregnant", "pregnancy") and terms_match("prescrib", "prescription")
     assert not terms_match("internet", "interval")  # six letters alike are not enough

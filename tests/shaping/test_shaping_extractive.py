@@ -6,7 +6,8 @@ import re
 from conversations.i18n import phrase
 from conversations.prompting import CoreSection, assemble_prompt
 from conversations.providers import ProviderResult, TextDelta, get_provider
-from conversations.providers.extractive import ExtractiveProvider, split_sentences
+from conversations.providers.extractive import ExtractiveProvider
+from knowledge.retrieval.sentences import split_sentences
 from shaping_helpers import ARRIVE, BEHAVIOUR, CANCELLATION, CORE, DEPOSIT, GUARDRAIL, GUARDRAIL_SECRET, PARKING, snippet
 
 
