@@ -447,6 +447,8 @@ _UNITS = {"kilo": "kg", "kilos": "kg", "kgs": "kg", "kilogram": "kg", "kilograms
           "hr": "hour", "hours": "hour", "mins": "minute", "min": "minute", "minutes": "minute", "pcs": "piece",
           "pieces": "piece", "pc": "piece"}
 _UNIT_WORDS = frozenset(_UNITS.values()) | {"per", "kva", "kw", "w", "v", "ah", "mah", "g", "ml", "cm", "inch"}
+# Sizes as customers say them and as owners name rows: "the big one" is the "Large" row.
+_SIZES = {"big": "large", "bigger": "larger", "biggest": "largest", "little": "small"}
 _RANGE = re.compile(r"(\d+)\s*(?:-|to|hadi)\s*(\d+)")
 _UP_TO = re.compile(r"\b(?:up\s+to|under|below|less\s+than|max|upto|chini\s+ya)\s*(\d+)")
 _OVER = re.compile(r"\b(?:over|above|more\s+than|from|zaidi\s+ya)\s*(\d+)")
@@ -460,6 +462,8 @@ def _normalize(text: str) -> str:
     """Lower case, thousands separators dropped ("10,000" -> "10000"), numbers split from units ("5kva"), decimals
     and sizes kept whole."""
     text = (text or "").lower().replace("’", "'")
+    # "what's", "Men's", "don't": the ending is no word (a letter naming a row, "Zone S", would be read as one).
+    text = re.sub(r"(?<=[a-z])'(?:s|t|re|ll|ve|d|m)\b", "", text)
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
     # A one-letter code stays whole ("A3" paper, "C1" licence, "B22" bulb): its number is no quantity.
     text = re.sub(r"(?<=\d)(?=[a-z])|(?<=[a-z])(?=\d)(?<!\b[a-z])", " ", text)
@@ -476,6 +480,8 @@ def singular(word: str) -> str:
     """"batteries" -> "battery", "braids" -> "braid", "boxes" -> "box"; units folded ("kilos" -> "kg")."""
     if word in _UNITS:
         return _UNITS[word]
+    if word in _SIZES:
+        return _SIZES[word]
     if word.isdigit() or len(word) <= 3:
         return word
     if word.endswith("ies") and len(word) > 4:
@@ -632,7 +638,9 @@ def question_groups(text: str, *, keep: frozenset[str] = frozenset(),
         for word in reading:
             if (word in _STOPWORDS and word not in keep) or word in _FACT_WORDS or word in _GENERIC_TOKENS:
                 continue
-            if (len(word) > 1 or word.isdigit()) and word not in group:
+            # A letter naming a row ("Zone B", "Class C") is a word of the question; "a" and "I" are not.
+            if (len(word) > 1 or word.isdigit() or word in keep and word not in _ARTICLE_LETTERS) \
+                    and word not in group:
                 group.append(word)
         group = [word for word in group if word not in seen]
         if group:
@@ -641,6 +649,7 @@ def question_groups(text: str, *, keep: frozenset[str] = frozenset(),
     return groups
 
 
+_ARTICLE_LETTERS = frozenset({"a", "i"})
 _PRONOUN_ONE = re.compile(r"(\b(?:the|this|that|a|an|another|other|which)\s+(?:[\w&]+\s+){1,3})ones?\b(?!-)", re.I)
 
 
@@ -958,6 +967,13 @@ def _only_names_rows(piece: str, services: list[ServiceFact]) -> bool:
         return False
     name_words = {word for name in named for word in _plain_words(name)}
     return all(any(_same_word(word, name) for name in name_words) for word in _naming_words(piece))
+
+
+def kind_words(name: str) -> frozenset[str]:
+    """The words of a row's name that say what it is: no units, numbers or function words ("Upcountry Parcel 2 to
+    10 kg" -> upcountry, parcel)."""
+    return frozenset(word for word in _words(name) if word not in _UNIT_WORDS and not word.isdigit()
+                     and word not in _STOPWORDS and word not in _GENERIC_TOKENS)
 
 
 def rows_named_in(text: str, services: list[ServiceFact]) -> list[str]:

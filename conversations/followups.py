@@ -21,8 +21,8 @@ from functools import cached_property
 from django.db.models import Q
 from django.utils import timezone
 
-from conversations.facts import (Facts, ServiceFact, asks_duration, asks_price, content_words, match_services,
-                                 resolve_dates, rows_named_in, singular)
+from conversations.facts import (Facts, ServiceFact, asks_duration, asks_price, content_words, kind_words,
+                                 match_services, named_services, resolve_dates, rows_named_in, singular)
 from conversations.handoffs import CONTACT_PATTERNS, extract_contacts
 from conversations.i18n import detect_language
 from conversations.models import HandoffRequest, Session, Turn
@@ -307,6 +307,17 @@ def topic_service(context: SessionContext, services: list[ServiceFact]) -> tuple
     # The customer's own words may name a few rows of one kind ("Do you sell boxes?": the moving box and the
     # wardrobe box): "how much?" asks each of their prices.
     return tuple(own) if len(own) <= TOPIC_ROWS else ()
+
+
+def variant_asked(message: str, topic_names: tuple[str, ...], services: list[ServiceFact]) -> tuple[str, ...]:
+    """The rows a follow-up's own words name that are of the topic row's kind: "and a 12 kg box?" after the price of
+    "Upcountry Parcel 2 to 10 kg" asks the 10-to-20 kg one's, "na za varifocal je?" after photochromic lenses the
+    varifocal ones'. None when its words name no such row (it asks about the topic's)."""
+    if not topic_names:
+        return ()
+    kinds = frozenset().union(*(kind_words(name) for name in topic_names))
+    return tuple(name for name in named_services(message, services)
+                 if name not in topic_names and kind_words(name) & kinds)
 
 
 # ----------------------------------------------------------------------------- narrowing facts to this turn

@@ -434,7 +434,11 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
     read = expand_shorthand(inp.message)
     asks_fact = reading.followup and (asks_price(read) or asks_duration(read))
     services = services_list() if asks_fact else None
-    topic_names = followups.topic_service(context, services) if asks_fact else ()
+    topic_names: tuple[str, ...] = ()
+    if asks_fact:
+        topic = followups.topic_service(context, services)
+        # "and a 12 kg box?": the row of the topic's kind the follow-up names itself, else the topic's own row.
+        topic_names = followups.variant_asked(raw.message, topic, services) or topic
     decision = question_decide(intent=intent.intent, message=inp.message, channel=channel, session=session,
                                filters=inp.filters, topic_names=topic_names, services=services)
     plan.retrieval, plan.facts = decision.retrieval, decision.facts

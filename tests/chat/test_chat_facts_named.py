@@ -639,3 +639,23 @@ def test_a_common_word_no_row_is_named_by_still_needs_accounting_for():
                _fact("Carpet Cleaning (8x11 ft and above)", "2500", 90, "Vacuum and deep extraction clean.")]
     common = frozenset({"after", "cleaning"})  # "after" is common in any knowledge, and names no row
     assert named_services("How long does a carpet take to dry after cleaning?", carpets, common=common) == []
+
+
+ZONES = [
+    _fact("Town Delivery Zone A (up to 5 kg)", "200", 60),
+    _fact("Town Delivery Zone B (up to 5 kg)", "300", 60),
+    _fact("Home Measurement Visit (town)", "500", 60, "A carpenter measures the space at your home."),
+]
+
+
+def test_a_letter_naming_a_row_is_a_word_of_the_question_and_an_article_is_not():
+    # "a" would name Zone A beside B; the letter the customer wrote after "zone" names B alone
+    assert named_services("How much is a Zone B delivery?", ZONES) == ["Town Delivery Zone B (up to 5 kg)"]
+
+
+def test_the_ending_of_whats_or_mens_is_no_letter_naming_a_row():
+    rows = [_fact("Men's Haircut", "400", 30, "With a neck shave and a hot-towel wipe."),
+            _fact("Hot Towel Shave", "600", 35), _fact("Beard Trim", "300", 20)]
+    assert named_services("What's the price of a hot towel shave?", rows) == ["Hot Towel Shave"]
+    shirts = [_fact("T-Shirt (Size S)", "500", None), _fact("T-Shirt (Size M)", "500", None)]
+    assert named_services("What's the price of a size M t-shirt?", shirts) == ["T-Shirt (Size M)"]

@@ -114,6 +114,31 @@ def test_the_few_rows_the_question_named_are_the_topic_when_the_answer_names_non
     assert followups.topic_service(context, services) == ("Moving Box (medium)", "Wardrobe Box")
 
 
+PARCELS = [ServiceFact(name=name, description="", duration_minutes=None, price="1", currency="KES", price_text="KES 1")
+           for name in ("Upcountry Parcel 2 to 10 kg", "Upcountry Parcel 10 to 20 kg", "Extra Weight (per kg)",
+                        "Carton Box Small", "Carton Box Large", "Photochromic Lenses (pair)",
+                        "Progressive (Varifocal) Lenses (pair)")]
+
+
+@pytest.mark.parametrize("topic, message, asked", [
+    ("Upcountry Parcel 2 to 10 kg", "and a 12 kg box?", ("Upcountry Parcel 10 to 20 kg",)),  # not the carton boxes
+    ("Carton Box Small", "and the big one?", ("Carton Box Large",)),  # "big" is the "Large" row
+    ("Photochromic Lenses (pair)", "na za varifocal je?", ("Progressive (Varifocal) Lenses (pair)",)),
+    ("Carton Box Small", "how much is it?", ()),  # names nothing: the topic's own row
+    ("Carton Box Small", "and for 12 kg?", ()),  # names a row of another kind
+])
+def test_a_follow_up_naming_a_row_of_the_topics_kind_asks_about_that_row(topic, message, asked):
+    assert followups.variant_asked(message, (topic,), PARCELS) == asked
+
+
+def test_a_follow_up_naming_another_size_is_priced_from_that_row(chat):
+    service_upsert(name="Carton Box Small", price="80", currency="KES")
+    service_upsert(name="Carton Box Large", price="180", currency="KES")
+    first, second = ask(chat, "How much is a small box?", "and the big one?")
+    assert "Carton Box Small: KES 80" in first["answer"]
+    assert "Carton Box Large: KES 180" in second["answer"] and "Small" not in second["answer"]
+
+
 def test_a_question_that_stands_alone_is_read_alone(chat):
     _, second = ask(chat, "Is there parking?", "What payment methods do you accept?")
     assert cited(second)[0] == "payment_methods"
