@@ -41,7 +41,7 @@ WORDS: dict[str, str] = {
     "ujumbe": "message", "barua": "letter email", "tovuti": "website", "anwani": "address",
     # places and getting there
     "mahali": "place location", "eneo": "area location", "jengo": "building", "ghorofa": "floor",
-    "mlango": "door entrance", "lango": "gate", "barabara": "road", "mtaa": "street neighbourhood",
+    "mlango": "door entrance", "milango": "doors", "lango": "gate", "barabara": "road", "mtaa": "street neighbourhood",
     "mji": "town city", "tawi": "branch", "gari": "car vehicle", "magari": "cars vehicles",
     "boksi": "box", "maboksi": "boxes box", "kuhama": "move moving relocate",
     "maegesho": "parking", "pikipiki": "motorbike", "njiani": "on the way",

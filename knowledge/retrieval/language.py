@@ -154,6 +154,9 @@ _SW_UNITS = {
     "vinne": 4, "tano": 5, "watano": 5, "vitano": 5, "sita": 6, "saba": 7, "nane": 8, "wanane": 8, "vinane": 8,
     "tisa": 9, "kumi": 10, "ishirini": 20, "thelathini": 30, "arobaini": 40, "hamsini": 50, "sitini": 60,
     "sabini": 70, "themanini": 80, "tisini": 90,
+    # the m-mi class ("milango miwili": two doors) and the ji-ma class ("mayai mawili"); "matatu" is the minibus
+    "miwili": 2, "mitatu": 3, "minne": 4, "mitano": 5, "minane": 8, "mawili": 2, "manne": 4, "matano": 5,
+    "manane": 8,
 }
 _SW_AFTER_MULTIPLIER = {"moja": 1, "mmoja": 1, "kimoja": 1}
 # Multipliers come before what they multiply: "elfu kumi" = 10,000, "mia tano" = 500.

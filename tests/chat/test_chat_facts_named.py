@@ -58,6 +58,8 @@ SALON = [
     _fact("Button Replacement", "100", 15, "Sew on up to 4 buttons; buttons included."),
     _fact("Dental X-ray (single)", "700", 10),
     _fact("Malaria Rapid Test", "300", 20),
+    _fact("2-Door Wardrobe (cypress)", "26000", None),
+    _fact("3-Door Wardrobe with Mirror (MDF)", "38000", None),
 ]
 
 
@@ -78,6 +80,7 @@ SALON = [
     ("Bei ya kusafisha tanki la lita elfu kumi ni ngapi?", ["Water Tank Cleaning (5,001 to 10,000 Litres)"]),
     ("Bei ya kusafisha tanki la lita elfu tatu ni ngapi?", ["Water Tank Cleaning (up to 5,000 Litres)"]),
     ("Bei ya suti ya vipande vitatu ni ngapi?", ["Suit Dry Cleaning (3-piece)"]),
+    ("Bei ya wardrobe ya milango miwili ni ngapi?", ["2-Door Wardrobe (cypress)"]),
     # another form of the same word: "install" for "Installation"
     ("How long does it take to install a generator?", ["Generator Installation & Commissioning (up to 10 kVA)"]),
     # a Swahili word is one word however many English readings it has: "kufua" (wash / laundry / clean)

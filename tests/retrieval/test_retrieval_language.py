@@ -113,6 +113,9 @@ def test_an_off_topic_question_is_refused_and_a_covered_one_answered(kb, mode):
     ("elfu moja", "1000"),
     ("nguo moja moja", "nguo moja moja"),  # "one by one", not a quantity
     ("watoto wawili", "watoto 2"),
+    ("wardrobe ya milango miwili", "wardrobe ya milango 2"),  # the m-mi class
+    ("mayai mawili", "mayai 2"),  # the ji-ma class
+    ("nimekwama kwa matatu", "nimekwama kwa matatu"),  # the minibus, not three
 ])
 def test_swahili_numbers_are_read_as_figures(text, expected):
     assert swahili_numerals(text) == expected
