@@ -185,8 +185,9 @@ class ServiceListApi(APIView):
     class ServiceCreateInput(serializers.Serializer):
         name = serializers.CharField(max_length=200)
         description = serializers.CharField(required=False, allow_blank=True, default="")
-        duration_minutes = serializers.IntegerField(min_value=1, max_value=1440, required=False, allow_null=True,
-                                                    default=None, help_text="Minutes; omit or null for a product.")
+        duration_minutes = serializers.IntegerField(min_value=1, max_value=services.MAX_SERVICE_MINUTES, required=False,
+                                                    allow_null=True, default=None,
+                                                    help_text="Minutes; omit or null for a product.")
         price = serializers.DecimalField(max_digits=12, decimal_places=2, min_value=0)
         currency = serializers.CharField(max_length=3, default="KES")
         is_active = serializers.BooleanField(default=True)
@@ -210,8 +211,8 @@ class ServiceDetailApi(APIView):
     class ServicePatchInput(serializers.Serializer):
         name = serializers.CharField(max_length=200, required=False)
         description = serializers.CharField(required=False, allow_blank=True)
-        duration_minutes = serializers.IntegerField(min_value=1, max_value=1440, required=False, allow_null=True,
-                                                    help_text="Minutes; null makes it a product.")
+        duration_minutes = serializers.IntegerField(min_value=1, max_value=services.MAX_SERVICE_MINUTES, required=False,
+                                                    allow_null=True, help_text="Minutes; null makes it a product.")
         price = serializers.DecimalField(max_digits=12, decimal_places=2, min_value=0, required=False)
         currency = serializers.CharField(max_length=3, required=False)
         is_active = serializers.BooleanField(required=False)

@@ -49,6 +49,8 @@ CONTENT_FIELDS = ("title", "body", "category", "role", "language", "channels", "
                   "notes", "valid_from", "valid_until", "last_reviewed_at", "translations")
 TRANSLATION_LANGUAGES = ("sw",)  # the languages customers are answered in besides the snippet's own
 EMBED_BATCH_SIZE = 64
+# A booked service may last longer than a day (a weekly car hire, a 3-day carpet clean at the workshop): up to a year.
+MAX_SERVICE_MINUTES = 365 * 24 * 60
 
 
 class KnowledgeError(DomainError):
@@ -533,12 +535,12 @@ def service_clean(*, name: Any, description: Any = "", duration_minutes: Any = N
         try:
             minutes = int(duration_minutes)
             if (isinstance(duration_minutes, bool) or str(minutes) != str(duration_minutes).strip()
-                    or not 1 <= minutes <= 24 * 60):
+                    or not 1 <= minutes <= MAX_SERVICE_MINUTES):
                 raise ValueError
             clean["duration_minutes"] = minutes
         except (TypeError, ValueError):
-            errors["duration_minutes"] = ["Enter a whole number of minutes between 1 and 1440, or leave it "
-                                          "empty for a product."]
+            errors["duration_minutes"] = [f"Enter a whole number of minutes between 1 and {MAX_SERVICE_MINUTES} "
+                                          "(a year), or leave it empty for a product."]
     try:
         amount = Decimal(str(price))
         if not amount.is_finite() or amount < 0 or amount != amount.quantize(Decimal("0.01")) or amount >= 10 ** 10:

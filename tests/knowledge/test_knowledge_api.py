@@ -126,6 +126,15 @@ def test_services_list_create_and_update(api_client):
     assert listing["count"] == 1 and listing["results"][0]["price"] == "900.00"
 
 
+def test_a_service_lasting_a_week_is_accepted_and_one_longer_than_a_year_is_not(api_client):
+    client, headers = api_client
+    weekly = _post(client, headers, "/api/v1/services/", {"name": "Weekly Saloon Self-Drive", "duration_minutes": 10080,
+                                                          "price": "21000"})
+    assert weekly.status_code == 201 and weekly.json()["duration_minutes"] == 10080
+    too_long = _patch(client, headers, f"/api/v1/services/{weekly.json()['id']}/", {"duration_minutes": 600000})
+    assert too_long.status_code == 400 and list(too_long.json()["error"]["fields"]) == ["duration_minutes"]
+
+
 def test_weekly_hours_are_validated_and_replaced(api_client):
     client, headers = api_client
     response = _put(client, headers, "/api/v1/hours/weekly/", {"mon": ["09:00-13:00", "14:00-18:00"], "sun": []})

@@ -41,6 +41,15 @@ def test_invalid_service_fields_are_reported_together():
     assert list(caught.value.message_dict) == ["price"]
 
 
+def test_a_service_may_last_longer_than_a_day_up_to_a_year():
+    weekly = service_upsert(name="Weekly Saloon Self-Drive (7 days)", duration_minutes=7 * 24 * 60, price="21000")
+    assert weekly.duration_minutes == 10080
+    with pytest.raises(ValidationError) as caught:
+        service_upsert(name="Forever Hire", duration_minutes=366 * 24 * 60, price="1")
+    assert caught.value.message_dict == {"duration_minutes": [
+        "Enter a whole number of minutes between 1 and 525600 (a year), or leave it empty for a product."]}
+
+
 def test_renaming_a_service_onto_another_is_refused():
     service_upsert(name="Haircut", duration_minutes=30, price="600")
     shave = service_upsert(name="Shave", duration_minutes=20, price="350")
