@@ -461,7 +461,7 @@ products product items things range huduma orodha zenu zote mnatoa gani everythi
 def _normalize(text: str) -> str:
     """Lower case, thousands separators dropped ("10,000" -> "10000"), numbers split from units ("5kva"), decimals
     and sizes kept whole."""
-    text = (text or "").lower().replace("’", "'")
+    text = re.sub(r"[’‘`´ʼ]", "'", (text or "").lower())
     # "what's", "Men's", "don't": the ending is no word (a letter naming a row, "Zone S", would be read as one).
     text = re.sub(r"(?<=[a-z])'(?:s|t|re|ll|ve|d|m)\b", "", text)
     text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
@@ -638,9 +638,8 @@ def question_groups(text: str, *, keep: frozenset[str] = frozenset(),
         for word in reading:
             if (word in _STOPWORDS and word not in keep) or word in _FACT_WORDS or word in _GENERIC_TOKENS:
                 continue
-            # A letter naming a row ("Zone B", "Class C") is a word of the question; "a" and "I" are not.
-            if (len(word) > 1 or word.isdigit() or word in keep and word not in _ARTICLE_LETTERS) \
-                    and word not in group:
+            # A letter naming a row ("Zone B", "Class C") is a word of the question ("a" and "I" are fact words).
+            if (len(word) > 1 or word.isdigit() or word in keep) and word not in group:
                 group.append(word)
         group = [word for word in group if word not in seen]
         if group:
@@ -649,7 +648,6 @@ def question_groups(text: str, *, keep: frozenset[str] = frozenset(),
     return groups
 
 
-_ARTICLE_LETTERS = frozenset({"a", "i"})
 _PRONOUN_ONE = re.compile(r"(\b(?:the|this|that|a|an|another|other|which)\s+(?:[\w&]+\s+){1,3})ones?\b(?!-)", re.I)
 
 
@@ -1092,7 +1090,7 @@ def described_rows(message: str, services: list[ServiceFact], names: list[str]) 
 
 
 def business_words() -> frozenset[str]:
-    """The words most of the tenant's knowledge uses, in the facts' singular forms."""
+    """The words in more than a third of the tenant's active snippets, in the facts' singular forms."""
     from knowledge.retrieval.spelling import common_words
 
     return frozenset(singular(word) for word in common_words())

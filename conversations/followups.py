@@ -312,7 +312,7 @@ def topic_service(context: SessionContext, services: list[ServiceFact]) -> tuple
 def variant_asked(message: str, topic_names: tuple[str, ...], services: list[ServiceFact]) -> tuple[str, ...]:
     """The rows a follow-up's own words name that are of the topic row's kind: "and a 12 kg box?" after the price of
     "Upcountry Parcel 2 to 10 kg" asks the 10-to-20 kg one's, "na za varifocal je?" after photochromic lenses the
-    varifocal ones'. None when its words name no such row (it asks about the topic's)."""
+    varifocal ones'. Empty when its words name no such row (it asks about the topic's)."""
     if not topic_names:
         return ()
     kinds = frozenset().union(*(kind_words(name) for name in topic_names))

@@ -1,6 +1,7 @@
 """fetch_snippets: the one retrieval seam (docs/DESIGN.md §4), inline and hybrid modes."""
 from __future__ import annotations
 
+import difflib
 import logging
 import re
 from dataclasses import dataclass, replace
@@ -35,6 +36,7 @@ logger = logging.getLogger(__name__)
 RELATED_SEEDS = 3  # related snippets are taken from this many top results
 RELATED_MAX = 3  # and at most this many are added
 MAX_QUERY_CHARS = 2000
+TYPO_IN_PLACE = 0.9  # "curtans" ~ "curtains" 0.93; "thika" ~ "thick", "braids" ~ "brands" 0.8 are left beside
 _WORD_OF = re.compile(r"[^\W_]+(?:-[^\W_]+)*")  # a word as the spelling check reads it
 
 
@@ -113,8 +115,8 @@ def prepare_query(text: str) -> PreparedQuery:
 
 
 def with_spelling(prepared: PreparedQuery, *, cursor=None) -> PreparedQuery:
-    """The question read with the knowledge's spelling of the words it misspells ("is ther parkin" -> "is ther
-    parking"): the searches and the refusal decision read that text (knowledge.retrieval.spelling)."""
+    """The question read with the knowledge's spelling of the words it misspells ("do u clean curtans" -> "do you
+    clean curtains"): the searches and the refusal decision read that text (knowledge.retrieval.spelling)."""
     if prepared.expansion is None:
         fixes = corrected(prepared.english_words, cursor=cursor)
         if not fixes:
@@ -122,11 +124,13 @@ def with_spelling(prepared: PreparedQuery, *, cursor=None) -> PreparedQuery:
         # A typo is read as the knowledge's word in its place: left in, it is a word of the question no snippet
         # holds, and the refusal decision read "do u clean curtans" as a question the curtains snippet half answers.
         # The knowledge's word goes beside the customer's instead when theirs is a real word it does not use
-        # ("exactly" near "exact"), the same word with or without a hyphen ("call-out", "callout"), or the start of
-        # it ("insure" of "insured", "parkin" of "parking"): the searches already count a word's start as the word.
+        # ("braids" near "brands"), a name ("Thika" near "thick": only a typo this close is replaced), the same word
+        # with or without a hyphen ("call-out", "callout"), or the start of it ("insure" of "insured", "parkin" of
+        # "parking"): the searches already count a word's start as the word.
         typos = {word: fix for word, fix in fixes.items()
                  if not is_a_word(word) and word.replace("-", "") != fix.replace("-", "")
-                 and not fix.startswith(word) and not word.startswith(fix)}
+                 and not fix.startswith(word) and not word.startswith(fix)
+                 and difflib.SequenceMatcher(None, word, fix).ratio() >= TYPO_IN_PLACE}
         text = _WORD_OF.sub(lambda match: typos.get(match.group(0).lower(), match.group(0)), prepared.text)
         beside = [fix for word, fix in fixes.items() if word not in typos]
         text = " ".join([text, *dict.fromkeys(beside)])

@@ -5,8 +5,8 @@ knowledge never uses, within a letter or two of one it does (same first letter, 
 read with that word added: the keyword search then matches it and the question's embedding moves towards
 it. So is a word written with or without the hyphen the knowledge uses ("wifi" for "Wi-Fi", "mpesa"). The
 vocabulary is the words of the active snippets, built in SQL and kept per tenant until the knowledge changes
-(the count of versions and their latest update time). Its common words, used by most of the knowledge ("course"
-at a college, "wash" at a car wash), are words of the business rather than names of one thing in it.
+(the count of versions and their latest update time). Its common words, in more than a third of the snippets
+("course" at a college, "wash" at a car wash), are words of the business rather than names of one thing in it.
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ CACHED_TENANTS = 64  # a process serves many businesses: the least recently aske
 # A word in more than one in COMMON_ONE_IN of the active snippets is one of the business's own ("course" in 23 of
 # a college's 47): the same third that makes a word most service names share no name of one of them.
 COMMON_ONE_IN = 3
+COMMON_MIN_SNIPPETS = 6  # a third of two snippets is every word they hold: too few to tell the business's words
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,13 @@ def _hyphen_form(word: str, known: frozenset[str], hyphenated: dict[str, str]) -
 
 
 def is_a_word(word: str) -> bool:
-    """Whether a word is one the local encoder knows whole (a real word, not a typo): "curtains", not "curtans"."""
-    return word in _encoder_words()
+    """Whether the local encoder knows a word or its singular whole (a real word): "braids", not "curtans"."""
+    known = _encoder_words()
+    if not known:
+        return True  # no word list: nothing can be told a typo, so nothing is replaced
+    forms = {word, word[:-1] if word.endswith("s") else word, word[:-2] if word.endswith("es") else word,
+             word[:-3] + "y" if word.endswith("ies") else word}
+    return bool(forms & known)
 
 
 @lru_cache(maxsize=1)
@@ -100,7 +106,7 @@ def _encoder_words() -> frozenset[str]:
 
 
 def common_words(cursor=None) -> frozenset[str]:
-    """The words most of the tenant's knowledge uses (lower case, as written)."""
+    """The words in more than one in COMMON_ONE_IN of the tenant's active snippets (lower case, as written)."""
     return _vocabulary(cursor).common
 
 
@@ -132,8 +138,8 @@ def _vocabulary(cursor) -> Vocabulary:
         cursor.execute(
             f"SELECT word FROM (SELECT DISTINCT id, regexp_split_to_table(lower(title || ' ' || body),"
             f" '[^[:alpha:]]+') AS word FROM {SNIPPETS} WHERE is_active) words WHERE length(word) >= 3"
-            f" GROUP BY word HAVING count(*) * %s > (SELECT count(*) FROM {SNIPPETS} WHERE is_active)",
-            [COMMON_ONE_IN])
+            f" GROUP BY word HAVING count(*) * %s > (SELECT count(*) FROM {SNIPPETS} WHERE is_active)"
+            f" AND (SELECT count(*) FROM {SNIPPETS} WHERE is_active) >= %s", [COMMON_ONE_IN, COMMON_MIN_SNIPPETS])
         common = frozenset(row[0] for row in cursor.fetchall())
     finally:
         if own:

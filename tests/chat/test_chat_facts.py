@@ -262,7 +262,8 @@ def test_a_row_is_named_by_the_words_the_knowledge_does_not_use_everywhere(tenan
     from knowledge.services import service_upsert, snippet_version_create
 
     for key, body in [("intakes", "A new course starts every month."), ("exams", "Every course ends in an exam."),
-                      ("fees", "Pay the course fee in instalments.")]:
+                      ("fees", "Pay the course fee in instalments."), ("map", "We are opposite the bank."),
+                      ("parking", "Park behind the building."), ("wifi", "Free Wi-Fi in the lab.")]:
         snippet_version_create(key=key, title=key.title(), body=body, category="policy", role="retrieved",
                                queue_embedding=False)
     service_upsert(name="Computer Packages (Full Course)", price=Decimal("7500"), currency="KES",
