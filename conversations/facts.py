@@ -1093,7 +1093,13 @@ def business_words() -> frozenset[str]:
     """The words in more than a third of the tenant's active snippets, in the facts' singular forms."""
     from knowledge.retrieval.spelling import common_words
 
-    return frozenset(singular(word) for word in common_words())
+    return _singular_forms(common_words())
+
+
+@lru_cache(maxsize=64)
+def _singular_forms(words: frozenset[str]) -> frozenset[str]:
+    """Cached: a turn asks for the business's words twice (which facts, then the facts), the same set each time."""
+    return frozenset(singular(word) for word in words)
 
 
 def services_asked(message: str, services: list[ServiceFact], *, topic_names: tuple[str, ...] = (),

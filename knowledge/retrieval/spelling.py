@@ -125,25 +125,25 @@ def _vocabulary(cursor) -> Vocabulary:
             if cached is not None and cached.stamp == stamp:
                 _vocabularies.move_to_end(schema)
                 return cached
-        # Postgres splits and de-duplicates: only the distinct words travel to Python.
+        # Postgres splits and counts the snippets holding each word: only the distinct words travel to Python, once
+        # for both what the knowledge says (`known`) and what most of it says (`common`).
+        cursor.execute(f"SELECT count(*) FROM {SNIPPETS} WHERE is_active")
+        total = cursor.fetchone()[0]
         cursor.execute(
-            f"SELECT DISTINCT word FROM (SELECT regexp_split_to_table(lower(title || ' ' || body), '[^[:alpha:]]+')"
-            f" AS word FROM {SNIPPETS} WHERE is_active) words WHERE length(word) >= %s", [MIN_LETTERS])
-        known = frozenset(row[0] for row in cursor.fetchall())
+            f"SELECT word, count(*) FROM (SELECT DISTINCT id, regexp_split_to_table(lower(title || ' ' || body),"
+            f" '[^[:alpha:]]+') AS word FROM {SNIPPETS} WHERE is_active) words WHERE length(word) >= 3 GROUP BY word")
+        held = cursor.fetchall()
         cursor.execute(
             f"SELECT DISTINCT m[1] FROM (SELECT regexp_matches(lower(title || ' ' || body),"
             f" '([[:alpha:]]+(?:-[[:alpha:]]+)+)', 'g') AS m FROM {SNIPPETS} WHERE is_active) words")
         hyphenated = {word.replace("-", ""): word for (word,) in cursor.fetchall()
                       if len(word.replace("-", "")) >= MIN_LETTERS}
-        cursor.execute(
-            f"SELECT word FROM (SELECT DISTINCT id, regexp_split_to_table(lower(title || ' ' || body),"
-            f" '[^[:alpha:]]+') AS word FROM {SNIPPETS} WHERE is_active) words WHERE length(word) >= 3"
-            f" GROUP BY word HAVING count(*) * %s > (SELECT count(*) FROM {SNIPPETS} WHERE is_active)"
-            f" AND (SELECT count(*) FROM {SNIPPETS} WHERE is_active) >= %s", [COMMON_ONE_IN, COMMON_MIN_SNIPPETS])
-        common = frozenset(row[0] for row in cursor.fetchall())
     finally:
         if own:
             cursor.close()
+    known = frozenset(word for word, _ in held if len(word) >= MIN_LETTERS)
+    common = frozenset(word for word, snippets in held if snippets * COMMON_ONE_IN > total) \
+        if total >= COMMON_MIN_SNIPPETS else frozenset()
     by_letter: dict[str, list[str]] = {}
     for word in sorted(known):
         by_letter.setdefault(word[0], []).append(word)
