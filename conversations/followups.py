@@ -448,6 +448,19 @@ def gives_only_who(message: str) -> bool:
     return bool(reply.contact or reply.name) and not rest_of_message(message, reply)
 
 
+# A question or a request for information: a question mark, a question word or an asking opener. A statement
+# ("It's for my mum in Kiamunyi", "gate is blue") given with a number is a detail for the team, not a search.
+_ASKS = re.compile(
+    r"\?|^\W*(what|what's|whats|how|when|where|which|who|why|whose|do|does|did|is|are|was|were|can|could|will"
+    r"|would|should|shall|may|have|has|any|tell me|let me know|je|naweza|mnaweza|tunaweza|mna|mko|kuna|niambie"
+    r"|nieleze)\b|\b(nini|lini|wapi|gani|vipi|ngapi|je|how much|how long)\b", re.I)
+
+
+def asks_something(text: str) -> bool:
+    """Whether a text asks a question or for information (else it tells something)."""
+    return bool(_ASKS.search(text or ""))
+
+
 def rest_of_message(message: str, reply: ContactReply) -> str:
     """The message without the contact details and name cue: a question asked in the same breath, if any."""
     text = _without_contacts(message)
@@ -463,26 +476,41 @@ _ACK = {
         "contact": "Thank you{name}. I've added {contact} to your {what}; our team will contact you shortly.",
         "name_only": "Thank you{name}. Please also share your phone number so our team can reach you about your {what}.",
         "booking": "booking request", "cancel": "cancellation request", "reschedule": "request to move your booking",
+        "callback": "message",
     },
     "sw": {
         "contact": "Asante{name}. Nimeongeza {contact} kwenye {what}; wenzangu watakupigia hivi punde.",
         "name_only": "Asante{name}. Tafadhali tuma pia namba yako ya simu ili wenzangu wakufikie kuhusu {what}.",
         "booking": "ombi lako la kuweka miadi", "cancel": "ombi lako la kughairi miadi",
-        "reschedule": "ombi lako la kuhamisha miadi",
+        "reschedule": "ombi lako la kuhamisha miadi", "callback": "ujumbe wako",
     },
 }
 
 
-def unasked_contact_reply(message: str, *, language: str) -> str | None:
-    """For a message that only gives a phone or e-mail (and perhaps a name) when no hand-off asked for one: the
-    thanks and a question about what it is for; None for any other message."""
+def unasked_contact(message: str) -> ContactReply | None:
+    """The phone/e-mail (and perhaps a name) of a message that gives only those; None for any other message."""
     reply = contact_in(message)
     if not reply.contact or own_words(rest_of_message(message, reply)):
         return None
+    return reply
+
+
+def unasked_contact_reply(reply: ContactReply, *, language: str) -> str:
+    """The thanks for a contact sent with nothing before it, and a question about what it is for."""
     name = f", {reply.name}" if reply.name else ""
     if language == "sw":
         return f"Asante{name}. Ungependa tukusaidie na nini?"
     return f"Thank you{name}. What would you like us to help you with?"
+
+
+def callback_reply(reply: ContactReply, *, language: str) -> str:
+    """The thanks for a contact sent after a question or complaint: the team will get back to the customer."""
+    name = f", {reply.name}" if reply.name else ""
+    if language == "sw":
+        return (f"Asante{name}. Nimewapa wenzangu ujumbe wako; watawasiliana nawe hivi punde kupitia "
+                f"{reply.contact}.")
+    return (f"Thank you{name}. I've passed your message to our team; they will get back to you shortly on "
+            f"{reply.contact}.")
 
 
 def acknowledgement(*, kind: str, reply: ContactReply, language: str) -> str:

@@ -46,13 +46,15 @@ def extract_contacts(text: str) -> list[str]:
     return list(dict.fromkeys(contacts))
 
 
-def handoff_record(*, kind: str, session: Session, turn: Turn | None, message: str, channel: str) -> HandoffRequest:
-    """Store a request for the business to follow up."""
+def handoff_record(*, kind: str, session: Session, turn: Turn | None, message: str, channel: str,
+                   name: str = "") -> HandoffRequest:
+    """Store a request for the business to follow up (with the customer's name when they gave it)."""
     details = extract_details(message=message)
+    contact = ", ".join(part for part in (name, details.contact) if part)[:200]
     # The contact stays readable even with REDACT_STORED_MESSAGES: calling the customer back is the point.
     handoff = HandoffRequest.objects.create(kind=kind, session=session, turn=turn, message=stored_text(message),
                                             channel=channel, what=details.what, when_text=details.when_text,
-                                            contact=details.contact)
+                                            contact=contact)
     # The business hears about it (staff mail, owner's WhatsApp) once the turn commits; a dotted path in
     # settings, so conversations does not import the channels that deliver the alert.
     if settings.HANDOFF_ANNOUNCER:
@@ -60,14 +62,20 @@ def handoff_record(*, kind: str, session: Session, turn: Turn | None, message: s
     return handoff
 
 
-def handoff_contact_add(*, handoff: HandoffRequest, contact: str = "", name: str = "") -> HandoffRequest:
-    """Attach the phone/e-mail and name a customer gave after the bot asked for them (kept readable, like above)."""
+def handoff_contact_add(*, handoff: HandoffRequest, contact: str = "", name: str = "",
+                        note: str = "") -> HandoffRequest:
+    """Attach the phone/e-mail and name a customer gave after the bot asked for them (kept readable, like above),
+    and what else they wrote with them ("it's for my mum in Kiamunyi") to the request's message."""
     parts = [part.strip() for part in (handoff.contact or "").split(",") if part.strip()]
     for value in (name, *contact.split(",")):
         if value.strip() and value.strip() not in parts:
             parts.append(value.strip())
     handoff.contact = ", ".join(parts)[:200]
-    handoff.save(update_fields=["contact", "updated_at"])
+    fields = ["contact", "updated_at"]
+    if note.strip():
+        handoff.message = f"{handoff.message}\n{stored_text(note.strip())}"
+        fields.append("message")
+    handoff.save(update_fields=fields)
     if settings.HANDOFF_CONTACT_ANNOUNCER:
         # Staff were mailed without it: they hear about the contact too (channels), once it commits.
         import_string(settings.HANDOFF_CONTACT_ANNOUNCER)(handoff)

@@ -64,6 +64,14 @@ asante asanteni sana shukran shukrani sawa poa nimeelewa nimeskia nimesikia safi
 vizuri mzuri barikiwa ubarikiwe nashukuru tumeelewana kabisa yes yeah yep nope no noma
 """.split())
 
+# When something is wanted, as a customer names it: a day, a date or a clock time.
+_WEEKDAY = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_MONTH = r"january|february|march|april|may|june|july|august|september|october|november|december"
+_WHEN = (rf"today|tonight|tomorrow|this (morning|afternoon|evening|weekend|week|month)|next (week|month|{_WEEKDAY})"
+         rf"|{_WEEKDAY}|(in|on|for|by) ({_MONTH})|at \d{{1,2}}")
+_SIKU = (r"leo|kesho|keshokutwa|jumamosi|jumapili|jumatatu|jumanne|jumatano|alhamisi|ijumaa|wiki (ijayo|hii)"
+         r"|mwezi (ujao|huu)")
+
 # Each rule: a pattern over the normalised text and the intent it votes for, with a weight.
 _RULES: list[tuple[str, re.Pattern, float]] = [
     # Cancelling something the customer has (not asking about a policy in the abstract).
@@ -100,9 +108,14 @@ _RULES: list[tuple[str, re.Pattern, float]] = [
         r"|at \d+|on (monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b"
         # "I'd like 60 bags delivered to Langas tomorrow": an order, unless it asks whether one can be.
         r"|\b(i|we|i'd|we'd)\b( would| 'd)? (like|want|need)\b(?! to (know|ask|check|find))[^?.!]{0,60}"
-        r"\b(delivered|brought|dropped off|sent)\b(?![^.!]*\?)"), 0.7),
+        r"\b(delivered|brought|dropped off|sent)\b(?![^.!]*\?)"
+        # "I need a 10,000 litre bowser on Saturday.": a want with a day or time, told rather than asked.
+        r"|\b(i|we|i'd|we'd)\b( would| 'd)? (need|want|wanna|like)\b(?! to (know|ask|check|find|confirm|see))"
+        r"[^?!]{0,60}\b(" + _WHEN + r")\b(?![^!]*\?)"), 0.7),
     ("booking", re.compile(r"\b(nataka|ningependa|naomba|tunataka|tungependa) (ku)?agiza\b|\bniagizie\b"
                            r"|\b(ku|ni|tu)jiandikish\w*|\b(ku|ni|tu)jisajili\w*|\bniandikishe\b"), 0.8),
+    ("booking", re.compile(r"\b(nataka|ningependa|tunataka|tungependa|nahitaji|tunahitaji)\b[^?!]{0,50}"
+                           r"\b(" + _SIKU + r")\b(?![^!]*\?)"), 0.7),
     ("booking", re.compile(r"\b(nataka|ningependa|naomba|tunataka|tungependa)\b[^?.!]{0,30}"
                            r"\b(miadi|nafasi|kuja|kubook|booking)\b|\bweka miadi\b|\bkuweka miadi\b"), 0.8),
     ("hours", re.compile(

@@ -99,6 +99,7 @@ class HandoffKind(models.TextChoices):
     BOOKING = "booking"
     CANCEL = "cancel"
     RESCHEDULE = "reschedule"
+    CALLBACK = "callback", "Call back"
 
 
 class HandoffStatus(models.TextChoices):
@@ -109,7 +110,7 @@ class HandoffStatus(models.TextChoices):
 
 
 class HandoffRequest(models.Model):
-    """A booking, cancellation or reschedule a customer asked for; a person at the business follows up."""
+    """A booking, cancellation, reschedule or call-back a customer asked for; a person at the business follows up."""
 
     session = models.ForeignKey(Session, null=True, blank=True, on_delete=models.SET_NULL, related_name="handoffs")
     turn = models.OneToOneField(Turn, null=True, blank=True, on_delete=models.SET_NULL, related_name="handoff")

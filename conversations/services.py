@@ -22,7 +22,7 @@ from conversations import costs, followups, handoffs, i18n, intents, selectors
 from conversations.facts import (Facts, asks_duration, asks_price, facts_beside_knowledge, facts_for,
                                  facts_intent_for, named_services, row_the_knowledge_names,
                                  rows_the_question_mentions, services_list, variant_the_knowledge_names)
-from conversations.models import HandoffRequest, Session, Turn
+from conversations.models import HandoffKind, HandoffRequest, Session, Turn
 from conversations.prompting import load_prompt_template
 from conversations.shaping import AnswerDelta, ShapedAnswer
 from knowledge.audit import audit_record
@@ -114,6 +114,7 @@ class _Plan:
     retrieval: Retrieval | None = None
     facts: Facts | None = None
     handoff_kind: str | None = None
+    handoff_note: str = ""  # what the hand-off records when it is more than this message (a call-back's matter)
     # Set when the answer needs no provider: small talk, a refusal, a hand-off with nothing to quote.
     fixed_answer: str | None = None
     refusal_reason: str | None = None
@@ -327,19 +328,28 @@ def _plan_message(inp: TurnInput, *, started: float, session: Session) -> _Plan:
                      intent=intents.IntentResult(intent="other", confidence=1.0, source="rules"))
     capture = None if trivial else _contact_capture(context=context, message=inp.message, channel=session.channel)
     question = capture.rest if capture is not None else inp.message
-    if capture is not None and not followups.own_words(question):
-        # Only the contact (or a name): acknowledged, attached to the hand-off, nothing to look up.
+    if capture is not None and not (followups.own_words(question) and followups.asks_something(question)):
+        # Only the contact (or a name), or details told with it ("It's for Mama Atieno in Kiamunyi"): acknowledged,
+        # attached to the hand-off (the details to its message), nothing to look up.
         return _Plan(started=started, session=session, message=inp.message, channel=session.channel,
                      language=language, trivial=False, context=context, capture=capture, fixed_answer="",
                      intent=intents.IntentResult(intent=capture.handoff.kind, confidence=1.0, source="context"))
-    unasked = None if capture is not None or trivial else followups.unasked_contact_reply(inp.message,
-                                                                                         language=language)
+    unasked = None if capture is not None or trivial else followups.unasked_contact(inp.message)
     if unasked is not None:
         # A number sent with no hand-off waiting for it: nothing to look up (a search would quote whatever
-        # mentions "number"); thank them and ask what it is for.
+        # mentions "number"). After a question or a complaint the customer wants to hear back: a person is
+        # asked to, with what they said; with nothing before it, we ask what it is for.
+        topic = context.topic
+        if topic is None:
+            return _Plan(started=started, session=session, message=inp.message, channel=session.channel,
+                         language=language, trivial=False, context=context,
+                         fixed_answer=followups.unasked_contact_reply(unasked, language=language),
+                         intent=intents.IntentResult(intent="other", confidence=1.0, source="rules"))
         return _Plan(started=started, session=session, message=inp.message, channel=session.channel,
-                     language=language, trivial=False, context=context, fixed_answer=unasked,
-                     intent=intents.IntentResult(intent="other", confidence=1.0, source="rules"))
+                     language=language, trivial=False, context=context, handoff_kind=HandoffKind.CALLBACK,
+                     handoff_note=f"{topic.message}\n{inp.message}",
+                     fixed_answer=followups.callback_reply(unasked, language=language),
+                     intent=intents.IntentResult(intent="other", confidence=1.0, source="context"))
     reading = (followups.Reading(text=question) if trivial
                else followups.read_with_topic(message=question, context=context))
     common = {"started": started, "session": session, "context": context, "trivial": trivial, "language": language}
@@ -699,14 +709,18 @@ def finish_turn(plan: _Plan, *, answer: str, shaped=None, aborted: bool = False)
             input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost, latency_ms=latency_ms,
             refusal_reason=plan.refusal_reason or "", meta=meta)
         if plan.handoff_kind:
+            # A call-back's message is only the contact: the name in it is the customer's (a booking's words
+            # are not searched for one, "I'm keen on..." is no name).
+            name = followups.contact_in(plan.message).name if plan.handoff_kind == HandoffKind.CALLBACK else ""
             handoff = handoffs.handoff_record(kind=plan.handoff_kind, session=session, turn=turn,
-                                              message=plan.message, channel=plan.channel)
+                                              message=plan.handoff_note or plan.message, channel=plan.channel,
+                                              name=name)
             meta["handoff"] = {"id": handoff.pk, "kind": handoff.kind, "status": handoff.status}
             _await_contact(meta, handoff=handoff, channel=plan.channel)
             Turn.objects.filter(pk=turn.pk).update(meta=meta)
         if plan.capture is not None:
             captured = handoffs.handoff_contact_add(handoff=plan.capture.handoff, contact=plan.capture.reply.contact,
-                                                    name=plan.capture.reply.name)
+                                                    name=plan.capture.reply.name, note=plan.capture.rest)
             meta["handoff_contact"] = {"id": captured.pk, "kind": captured.kind,
                                        "contact": bool(plan.capture.reply.contact),
                                        "name": bool(plan.capture.reply.name)}
@@ -762,7 +776,9 @@ def _telemetry(plan: _Plan, *, turn: Turn, meta: dict, citations: list[dict], sh
                            "channel": plan.channel})
     # Any question the knowledge should answer, whatever the classifier called it (a services question the
     # knowledge lacks is a gap too); a turn the facts answered alone is not one.
-    if (plan.intent.intent in intents.QUESTION_INTENTS and plan.refusal_reason not in NOT_KNOWLEDGE_GAPS
+    # A message nothing was looked up for and nothing refused (a phone number) asked the knowledge nothing.
+    asked = retrieval is not None or bool(plan.refusal_reason)
+    if (asked and plan.intent.intent in intents.QUESTION_INTENTS and plan.refusal_reason not in NOT_KNOWLEDGE_GAPS
             and not (plan.facts is not None and plan.facts.answers_alone and plan.facts.quoted)):
         _event("knowledge_gap_candidate", {
             "question": plan.message[:500], "snippets_available": len(retrieval.snippets) if retrieval else 0,
@@ -773,7 +789,7 @@ def _telemetry(plan: _Plan, *, turn: Turn, meta: dict, citations: list[dict], sh
 
 def _compose_fixed(plan: _Plan) -> str:
     text = plan.fixed_answer or ""
-    if plan.handoff_kind:
+    if plan.handoff_kind in intents.ACTION_INTENTS:  # a call-back's thanks already says what happens next
         details = handoffs.extract_details(message=plan.message)
         step = handoffs.next_step_text(kind=plan.handoff_kind, language=plan.language, contact=details.contact,
                                        channel=plan.channel)
@@ -791,7 +807,7 @@ def _with_acknowledgement(plan: _Plan, answer: str) -> str:
 
 def _with_next_step(plan: _Plan, answer: str) -> str:
     answer = _with_acknowledgement(plan, answer)
-    if not plan.handoff_kind:
+    if plan.handoff_kind not in intents.ACTION_INTENTS:
         return answer
     details = handoffs.extract_details(message=plan.message)
     step = handoffs.next_step_text(kind=plan.handoff_kind, language=plan.language, contact=details.contact,

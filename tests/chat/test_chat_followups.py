@@ -14,6 +14,7 @@ from conversations.facts import ServiceFact
 from conversations.models import HandoffRequest, Turn
 from conversations.prompting import load_prompt_template
 from knowledge.services import service_upsert
+from telemetry.models import Event
 
 
 def cited(body: dict) -> list[str]:
@@ -315,15 +316,47 @@ def test_a_question_sent_with_the_number_is_answered_too(chat):
     assert HandoffRequest.objects.get().contact == "0712 345 678"
 
 
-def test_a_number_with_no_hand_off_waiting_is_not_taken_as_a_contact(chat):
-    _, second = ask(chat, "Is there parking?", "0712 345 678")
+def test_a_number_sent_first_is_not_taken_as_a_contact(chat):
+    (first,) = ask(chat, "0712 345 678")
     assert HandoffRequest.objects.count() == 0
-    assert "I've added" not in second["answer"]
     # nothing is looked up for it: the customer is asked what it is for
-    assert second["answer"] == "Thank you. What would you like us to help you with?" and not second["citations"]
-    assert second["refusal_reason"] is None
+    assert first["answer"] == "Thank you. What would you like us to help you with?" and not first["citations"]
+    assert first["refusal_reason"] is None
     swahili = chat(message="namba yangu ni 0722 555 123, jina Otieno", language="sw").json()
     assert swahili["answer"] == "Asante, Otieno. Ungependa tukusaidie na nini?"
+    assert not Event.objects.filter(name="knowledge_gap_candidate").exists()  # a number asks the knowledge nothing
+
+
+def test_a_name_and_number_sent_after_a_complaint_ask_the_team_to_call_back(chat):
+    first, second = ask(chat, "The massage oil left a rash on my arms after my visit on Monday.",
+                        "Wanjiku Mwangi, 0798 115 642")
+    assert second["refusal_reason"] is None and not second["citations"]
+    assert second["answer"] == ("Thank you, Wanjiku Mwangi. I've passed your message to our team; they will get "
+                                "back to you shortly on 0798 115 642.")
+    handoff = HandoffRequest.objects.get()
+    assert (handoff.kind, handoff.contact) == ("callback", "Wanjiku Mwangi, 0798 115 642")
+    assert handoff.message.startswith("The massage oil left a rash on my arms")  # the matter, for whoever calls
+    assert handoff.turn.public_id == second["turn_id"]
+    assert Turn.objects.get(public_id=second["turn_id"]).meta["handoff"]["kind"] == "callback"
+    assert not Event.objects.filter(name="knowledge_gap_candidate", payload__turn_id=second["turn_id"]).exists()
+    swahili = chat(message="Nataka kulalamika kuhusu huduma ya jana", language="sw").json()
+    reply = chat(message="0722 555 123", session_id=swahili["session_id"]).json()
+    assert reply["answer"] == ("Asante. Nimewapa wenzangu ujumbe wako; watawasiliana nawe hivi punde kupitia "
+                               "0722 555 123.")
+    assert HandoffRequest.objects.filter(kind="callback").count() == 2
+
+
+def test_details_told_with_the_number_reach_the_hand_off_and_nothing_is_looked_up(chat):
+    _, second = ask(chat, "I'd like to book a hot stone massage on Saturday",
+                    "It's for my sister in Kiamunyi, 0712 345 678")
+    assert second["answer"] == ("Thank you. I've added 0712 345 678 to your booking request; our team will "
+                                "contact you shortly.")
+    assert not second["citations"] and second["refusal_reason"] is None
+    handoff = HandoffRequest.objects.get()
+    assert handoff.contact == "0712 345 678"
+    assert handoff.message.endswith("\nIt's for my sister in Kiamunyi")
+    assert not followups.asks_something("It's for my sister in Kiamunyi")
+    assert followups.asks_something("is there parking") and followups.asks_something("nyumba iko wapi")
 
 
 def test_a_hand_off_that_already_has_a_number_does_not_wait_for_one(chat):

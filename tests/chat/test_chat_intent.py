@@ -55,6 +55,9 @@ def test_payment_place_policy_and_self_help_stay_other(message):
     "Ningependa kujiandikisha kwa kozi ya jioni",
     "I'd like 60 bags of cement delivered to Langas tomorrow morning",  # an order by what it asks for
     "We need 20 chairs sent to the venue by Friday.",
+    "I need a 10,000 litre water bowser on Saturday.",  # a want with its day, told rather than asked
+    "We want food for 200 guests in December",
+    "Nahitaji fundi kesho asubuhi",
 ])
 def test_ordering_enrolling_and_asking_for_a_visit_are_bookings(message):
     assert intents.classify(message, embed=False).intent == "booking"
@@ -65,6 +68,9 @@ def test_ordering_enrolling_and_asking_for_a_visit_are_bookings(message):
     "Is there a minimum weight per order?",
     "I'd like to know if you can have it delivered to Karen?",
     "I need my order delivered today, is that possible?",
+    "I need a water bowser on Saturday, do you deliver to Lanet?",
+    "I would like to know if you are open on Saturday",
+    "Nahitaji fundi kesho, mnapatikana?",
 ])
 def test_an_order_mentioned_in_passing_is_no_booking(message):
     assert intents.classify(message, embed=False).intent != "booking"
