@@ -304,19 +304,47 @@ def topic_service(context: SessionContext, services: list[ServiceFact]) -> tuple
     names = rows_named_in(" ".join(texts), services)
     if names:
         return tuple(names) if len(names) == 1 else ()
+    # Nothing names a row in full, but the snippet that answered may describe one ("glasses bought elsewhere...
+    # screw tightening and new nose pads... KES 300": the Frame Repair row, not every row saying "glasses").
+    described = row_described(topic.cited_texts, services)
+    if described:
+        return (described,)
     # The customer's own words may name a few rows of one kind ("Do you sell boxes?": the moving box and the
     # wardrobe box): "how much?" asks each of their prices.
     return tuple(own) if len(own) <= TOPIC_ROWS else ()
 
 
-def variant_asked(message: str, topic_names: tuple[str, ...], services: list[ServiceFact]) -> tuple[str, ...]:
+# A row is the one the cited text describes when it shares this many content words with it, and twice as many as
+# any other row does.
+DESCRIBED_MIN_WORDS = 3
+DESCRIBED_MARGIN = 2
+
+
+def row_described(texts: list[str], services: list[ServiceFact]) -> str | None:
+    """The one row whose name and description share the most content words with the texts, by a clear margin."""
+    said = content_words(" ".join(texts))
+    if not said or not services:
+        return None
+    scored = sorted(((len(content_words(f"{row.name} {row.description}") & said), row.name) for row in services),
+                    reverse=True)
+    best, name = scored[0]
+    runner_up = scored[1][0] if len(scored) > 1 else 0
+    return name if best >= DESCRIBED_MIN_WORDS and best >= DESCRIBED_MARGIN * runner_up else None
+
+
+def variant_asked(message: str, topic_names: tuple[str, ...], services: list[ServiceFact], *,
+                  common: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """The rows a follow-up's own words name that are of the topic row's kind: "and a 12 kg box?" after the price of
     "Upcountry Parcel 2 to 10 kg" asks the 10-to-20 kg one's, "na za varifocal je?" after photochromic lenses the
-    varifocal ones'. Empty when its words name no such row (it asks about the topic's)."""
+    varifocal ones'. Empty when its words name no such row (it asks about the topic's). `common`: the business's
+    own words (facts.business_words), which say nothing of a row's kind."""
     if not topic_names:
         return ()
+    # The business's own words name no kind ("water" at a water seller: tank cleaning and bowser delivery differ),
+    # unless the topic's name has no other ("Upcountry Parcel" at a courier sending upcountry parcels).
     kinds = frozenset().union(*(kind_words(name) for name in topic_names))
-    return tuple(name for name in named_services(message, services)
+    kinds = (kinds - common) or kinds
+    return tuple(name for name in named_services(message, services, common=common)
                  if name not in topic_names and kind_words(name) & kinds)
 
 

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 import llm
 from conversations import costs, followups, handoffs, i18n, intents, selectors
-from conversations.facts import (Facts, asks_duration, asks_price, facts_beside_knowledge, facts_for,
+from conversations.facts import (Facts, asks_duration, asks_price, business_words, facts_beside_knowledge, facts_for,
                                  facts_intent_for, named_services, row_the_knowledge_names,
                                  rows_the_question_mentions, services_list, variant_the_knowledge_names)
 from conversations.models import HandoffKind, HandoffRequest, Session, Turn
@@ -448,7 +448,7 @@ def _plan_reading(raw: TurnInput, *, reading: followups.Reading, started: float,
     if asks_fact:
         topic = followups.topic_service(context, services)
         # "and a 12 kg box?": the row of the topic's kind the follow-up names itself, else the topic's own row.
-        topic_names = followups.variant_asked(raw.message, topic, services) or topic
+        topic_names = followups.variant_asked(raw.message, topic, services, common=business_words()) or topic
     decision = question_decide(intent=intent.intent, message=inp.message, channel=channel, session=session,
                                filters=inp.filters, topic_names=topic_names, services=services)
     plan.retrieval, plan.facts = decision.retrieval, decision.facts

@@ -132,6 +132,37 @@ def test_a_follow_up_naming_a_row_of_the_topics_kind_asks_about_that_row(topic, 
     assert followups.variant_asked(message, (topic,), PARCELS) == asked
 
 
+def test_the_businesss_own_words_name_no_kind_unless_the_topic_has_no_other():
+    rows = [ServiceFact(name=name, description="", duration_minutes=None, price="1", currency="KES",
+                        price_text="KES 1") for name in ("Water Tank Cleaning (up to 5,000 L)", "Water Bowser 10,000 L")]
+    # at a water seller "water" says nothing of a row's kind: a 10,000 litre tank is not the bowser
+    assert followups.variant_asked("how much for a 10,000 litre one?", (rows[0].name,), rows,
+                                   common=frozenset({"water"})) == ()
+    assert followups.variant_asked("how much for a 10,000 litre one?", (rows[0].name,), rows) == (rows[1].name,)
+    # at a courier every row is an upcountry parcel: those words are still the topic's kind
+    assert followups.variant_asked("and a 12 kg box?", ("Upcountry Parcel 2 to 10 kg",), PARCELS,
+                                   common=frozenset({"upcountry", "parcel"})) == ("Upcountry Parcel 10 to 20 kg",)
+
+
+def test_how_much_is_it_prices_the_row_the_answering_snippet_describes(chat):
+    from tests.support.spa import seed_snippets
+
+    for position, (name, description) in enumerate([
+            ("Frame Repair (screws and nose pads)", "Tightening, new screws, new nose pads and straightening."),
+            ("Kids' Glasses Package", "Flexible frame and lenses for children."),
+            ("Ready-Made Reading Glasses", "Reading glasses off the shelf.")]):
+        service_upsert(name=name, duration_minutes=15, price=str(300 + 500 * position), currency="KES",
+                       position=20 + position, description=description)
+    seed_snippets(items=[("glasses_repairs", "general", "Repairs to glasses bought elsewhere",
+                          "We repair glasses bought elsewhere too: screw tightening, new screws and new nose pads, "
+                          "done while you wait.")])
+    first, second = ask(chat, "Can you fix glasses I didn't buy from you?", "how much is it?")
+    assert cited(first)[0] == "glasses_repairs"
+    # the snippet names no row in full, but it describes one: not every row that says "glasses"
+    assert "Frame Repair (screws and nose pads): KES 300" in second["answer"]
+    assert "Kids'" not in second["answer"] and "Ready-Made" not in second["answer"]
+
+
 def test_a_follow_up_naming_another_size_is_priced_from_that_row(chat):
     service_upsert(name="Carton Box Small", price="80", currency="KES")
     service_upsert(name="Carton Box Large", price="180", currency="KES")
