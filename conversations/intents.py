@@ -139,8 +139,9 @@ _RULES: list[tuple[str, re.Pattern, float]] = [
 # "without booking", "when I come to enrol"; Swahili's -ki- tense: "nikighairi", if I cancel).
 _ACTION_WORD = re.compile(r"\b(cancel\w*|call(ing)? off|reschedul\w*|postpon\w*|move|shift|book\w*|reserv\w*"
                           r"|order\w*|enrol\w*|register\w*|sign(ing)? up|miss)\b")
+# "How long is a half-day booking of the room?" asks what the booking is, like "if I book".
 _SUPPOSING = re.compile(r"\b(if|in case|incase|suppose|supposing|whenever|without|before|after|unless"
-                        r"|kama|ikiwa|endapo|bila)\b|\bwhen (i|we|you|my|our)\b")
+                        r"|kama|ikiwa|endapo|bila)\b|\bwhen (i|we|you|my|our)\b|\bhow (long|much|many)\b")
 _SW_SUPPOSING = re.compile(r"\b(ni|tu|u|m|a|wa)ki(taka|ghairi|ahirish|acha|kosa|badilish|hamish|sogeza|book|agiza)"
                            r"\w*")
 _SW_REQUEST = re.compile(r"\b(nataka|tunataka|naomba|tunaomba|ningependa|tungependa|tafadhali)\b")

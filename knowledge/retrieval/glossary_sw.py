@@ -48,7 +48,9 @@ WORDS: dict[str, str] = {
     "anza": "start begin", "kuanza": "start begin", "kuanzia": "from starting", "mnaanza": "start begin",
     "tunaanza": "start begin", "inaanza": "start begin", "itaanza": "start begin", "naanza": "start begin",
     "basi": "bus", "matatu": "matatu minibus", "teksi": "taxi", "karibu": "near welcome", "mbali": "far",
-    "ramani": "map",
+    "ramani": "map", "mzigo": "parcel luggage load", "mizigo": "parcels luggage loads", "kifurushi": "parcel package",
+    "lenzi": "lens lenses",
+    "vifurushi": "parcels packages", "bahasha": "envelope",
     # facilities
     "choo": "toilet washroom", "vyoo": "toilets washrooms", "bafu": "bathroom shower",
     "kuoga": "shower bathe", "bwawa": "pool", "kabati": "locker cupboard", "kiti": "chair seat",
@@ -195,7 +197,7 @@ ROOTS: dict[str, str] = {
     "suka": "braid", "nyoa": "haircut shave", "pumzik": "relax rest",
     # rules
     "ruhusi": "allowed permitted", "ruhusiw": "allowed permitted", "kataz": "forbidden not allowed",
-    "vuta": "smoke", "leta": "bring", "lete": "bring",
+    "vuta": "pull tow smoke", "leta": "bring deliver", "lete": "bring deliver", "pelek": "take deliver send",
     "omba": "request ask apply", "saidi": "help assist", "ogop": "afraid nervous scared",
     "tambu": "recognise identify", "chagu": "choose", "fanyi": "done for", "hitaj": "need",
     # faults and repairs

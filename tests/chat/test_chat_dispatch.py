@@ -190,7 +190,8 @@ def test_a_question_that_only_supposes_a_cancellation_quotes_the_policy_and_reco
                                      "Msee, naweza kuingia bila booking?", "Nikitaka kughairi, nitalipishwa?",
                                      "Do I need to pay a deposit to book a facial?",
                                      "How much deposit do you need for a bridal booking?",
-                                     "What happens if I miss a driving lesson?"])
+                                     "What happens if I miss a driving lesson?",
+                                     "How long is a half-day booking of the Acacia Room?"])
 def test_an_action_inside_a_supposing_clause_is_asked_about_not_requested(message):
     assert intents.asks_about_action(message)
 

@@ -26,6 +26,7 @@ def test_the_glossary_translates_words_and_verb_stems_and_keeps_loanwords():
     expansion = expand_swahili("Nikichelewa dakika kumi, mtaniruhusu kwa massage?")
     assert "late" in expansion.text and "minutes" in expansion.text and "massage" in expansion.text
     assert "park" in expand_swahili("Kuna mahali pa kuegesha gari?").text
+    assert "parcel" in expand_swahili("Bei ya kutuma mzigo wa kilo 2 ni ngapi?").text
 
 
 @pytest.mark.parametrize("text, kept, not_kept", [
