@@ -102,6 +102,41 @@ def test_an_owner_takes_over_a_whatsapp_hand_off_replies_and_closes_it(site, gra
             browser.close()
 
 
+def test_a_number_sent_after_a_complaint_on_the_chat_page_reaches_staff_as_a_call_back(site):
+    from playwright.sync_api import sync_playwright
+
+    os.makedirs(SHOTS, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.set_default_timeout(20_000)
+            page.goto(f"{site}/admin/login/?next=/chat/")
+            page.fill("#id_username", "ho-owner")
+            page.fill("#id_password", "pw-ho-12345")
+            page.click("input[type=submit]")
+            page.wait_for_url(f"{site}/chat/")
+            for number, message in enumerate(["The massage oil left a rash on my arms after Monday's visit.",
+                                              "Wanjiku Mwangi, 0798 115 642"]):
+                page.fill("#chat-message", message)
+                page.click("#chat-send")
+                page.locator(".msg.bot .answer").nth(number).wait_for()
+            page.wait_for_function("document.querySelectorAll('.msg.bot .answer')[1].textContent.includes('0798')")
+            reply = page.locator(".msg.bot .answer").nth(1).inner_text()
+            assert "I've passed your message to our team; they will get back to you shortly on 0798 115 642" in reply
+            page.screenshot(path=f"{SHOTS}/chat_call_back.png", full_page=True)
+
+            page.goto(f"{site}/handoffs/")
+            card = page.locator(".ho-card").first
+            assert card.locator(".ho-kind").inner_text() == "Call back"
+            assert card.locator(".ho-what").inner_text() == "Wants to hear back"
+            assert "Wanjiku Mwangi, 0798 115 642" in card.locator(".ho-contact").inner_text()
+            assert "massage oil left a rash" in card.locator(".ho-line.ho-customer").first.inner_text()
+            page.screenshot(path=f"{SHOTS}/handoffs_call_back.png", full_page=True)
+        finally:
+            browser.close()
+
+
 BOOKING = "I want to book a hot stone massage on Saturday at 11am, my number is 0712 345 678"
 
 
