@@ -50,6 +50,8 @@ WORDS: dict[str, str] = {
     "basi": "bus", "matatu": "matatu minibus", "teksi": "taxi", "karibu": "near welcome", "mbali": "far",
     "ramani": "map", "mzigo": "parcel luggage load", "mizigo": "parcels luggage loads", "kifurushi": "parcel package",
     "lenzi": "lens lenses",
+    # the business bringing something is a delivery ("mnaleta maji?"); the customer bringing it is not ("nikileta")
+    "mnaleta": "deliver bring", "mtaleta": "deliver bring", "analeta": "deliver bring", "wanaleta": "deliver bring",
     "vifurushi": "parcels packages", "bahasha": "envelope",
     # facilities
     "choo": "toilet washroom", "vyoo": "toilets washrooms", "bafu": "bathroom shower",
@@ -197,7 +199,7 @@ ROOTS: dict[str, str] = {
     "suka": "braid", "nyoa": "haircut shave", "pumzik": "relax rest",
     # rules
     "ruhusi": "allowed permitted", "ruhusiw": "allowed permitted", "kataz": "forbidden not allowed",
-    "vuta": "pull tow smoke", "leta": "bring deliver", "lete": "bring deliver", "pelek": "take deliver send",
+    "vuta": "pull tow smoke", "leta": "bring", "lete": "bring", "pelek": "take deliver send",
     "omba": "request ask apply", "saidi": "help assist", "ogop": "afraid nervous scared",
     "tambu": "recognise identify", "chagu": "choose", "fanyi": "done for", "hitaj": "need",
     # faults and repairs
