@@ -412,7 +412,12 @@ _GENERIC_TOKENS = frozenset({"and", "the", "a", "of", "with", "for"})
 # Words that ask for a fact rather than name a service: "how much", "bei", "how long", "muda gani".
 _PRICE_QUESTION = re.compile(
     r"\bhow\s+much\b|\bprices?\b|\bpriced\b|\bpricing\b|\bcosts?\b|\bcosting\b|\bcharges?\b|\bfees?\b"
-    r"|\brates?\b|\bbei\b|\bgharama\b|\bkiasi\s+gani\b|\bpesa\s+ngapi\b|\bshilingi\s+ngapi\b", re.I)
+    r"|\brates?\b|\bbei\b|\bgharama\b|\bkiasi\s+gani\b|\bpesa\s+ngapi\b|\bshilingi\s+ngapi\b"
+    # Which of two costs less asks both prices; "the rent", "rent for a bedsitter" is a letting's price (renting
+    # one, "rent a car", "rent out tents", is not a price asked).
+    r"|\bcheaper\b|\bcheapest\b|\b(more|most|less|least)\s+expensive\b|\bfares?\b|\bkodi\s+ya\b"
+    r"|(?<!\bto )(?<!\byou )(?<!\bwe )(?<!\bi )\brent\b(?!\s+(out|a|an|the|my|our|your|it|them|one|some|this|that)\b)",
+    re.I)
 _DURATION_QUESTION = re.compile(
     r"\bhow\s+long\b|\bduration\b|\bhow\s+many\s+(minutes|mins|hours|hrs)\b|\bmuda\s+(gani|wa|ngapi)\b"
     r"|\bdakika\s+ngapi\b|\bsaa\s+ngapi\s+(ku|kwa)", re.I)
@@ -624,6 +629,10 @@ def question_groups(text: str, *, keep: frozenset[str] = frozenset(),
     if (language or detect_language(text)) == "sw":
         expansion = expand_swahili(_SIZE.sub(r"\1x\2", text))  # "godoro la 5 by 6": the size, not two numbers
         single = [*expansion.kept, *expansion.unknown]
+        # A capitalised word inside the question that a row's name holds is a name, even where Swahili has it as
+        # a small word: "safari ya Lake Nakuru" ("lake" is also "his").
+        single += [word.lower() for index, word in enumerate(re.findall(r"[^\W_]+", text))
+                   if index and word[:1].isupper() and word.lower() in keep and word.lower() not in single]
         readings = [[word] for word in _words(" ".join(single), keep=keep)]
         # A glossary reading's particles ("chukua" -> "pick up") are not the customer's words: "up" must not
         # name "Generator Installation (up to 10 kVA)".
@@ -1172,10 +1181,17 @@ def facts_intent_for(*, intent: str, message: str, topic_names: tuple[str, ...] 
 def _hours_topic(message: str, asked: list[tuple[date, str]]) -> list[str]:
     """The words of an hours question that are neither hours words nor the dates it names."""
     labels = {w for _, label in asked for w in _words(label)}
-    return [w for w in question_words(message)
-            if w not in _HOURS_WORDS and w not in labels and not w.isdigit() and w not in _WEEKDAY_LOOKUP
-            and w not in _MONTH_LOOKUP and w not in _RELATIVE_WORDS and w not in _WEEKEND_WORDS
-            and w not in _WORKWEEK_WORDS]
+
+    def of_hours(w: str) -> bool:
+        return (w in _HOURS_WORDS or w in labels or w.isdigit() or w in _WEEKDAY_LOOKUP or w in _MONTH_LOOKUP
+                or w in _RELATIVE_WORDS or w in _WEEKEND_WORDS or w in _WORKWEEK_WORDS)
+
+    # A Swahili word is one group of its readings: "kazi" (work, job) is an hours word by its first reading.
+    words: list[str] = []
+    for group in question_groups(message):
+        if not any(of_hours(w) for w in group):
+            words += [w for w in group if w not in words]
+    return words
 
 
 def facts_for(*, intent: str, message: str, now: datetime | None = None, topic_names: tuple[str, ...] = (),

@@ -326,6 +326,12 @@ def test_an_hours_question_naming_a_day_is_answered_from_the_hours_only(chat, mo
     assert "10:00-17:00" in body["answer"] and "Parking" not in body["answer"]
 
 
+def test_a_swahili_hours_question_whose_words_read_as_hours_is_answered_from_the_hours(chat, monkeypatch):
+    # "kazi" reads as "work" (an hours word) and "job": one word, so it names no topic beside the hours
+    body = _ask_as(chat, monkeypatch, "hours", "Ofisi inafungwa saa ngapi siku za kazi?")
+    assert [c["key"] for c in body["citations"]] == ["facts:hours"]
+
+
 def test_a_question_that_asks_more_than_the_hours_gets_the_hours_and_the_knowledge(chat, monkeypatch):
     body = _ask_as(chat, monkeypatch, "hours", "What time do you open on Sunday, and is there parking?")
     keys = [c["key"] for c in body["citations"]]
@@ -407,6 +413,14 @@ def test_asking_whether_there_is_one_names_only_a_row_that_accounts_for_the_rest
     assert named_services(question, SHOP) == expected
 
 
+def test_a_capitalised_name_inside_a_swahili_question_names_its_row_though_swahili_has_the_word():
+    trips = [_fact("Lake Nakuru National Park Day Trip (per adult)", "9500", 600),
+             _fact("Hell's Gate Cycling Day Trip (per adult)", "6500", 480)]
+    # "lake" is also Swahili for "his": capitalised inside the question, it is the name
+    assert named_services("Bei ya safari ya Lake Nakuru ni ngapi?", trips) == [trips[0].name]
+    assert named_services("Bei ya gari lake ni ngapi?", trips) == []
+
+
 @pytest.mark.parametrize("question, asks", [
     ("Is breakfast included in the price?", False),  # what a price includes, not the price
     ("Does the rate cover transport?", False),
@@ -427,6 +441,17 @@ def test_a_question_about_what_a_price_includes_does_not_ask_the_price(question,
     ("How much is the fabric?", True),
 ])
 def test_how_much_of_a_thing_is_needed_does_not_ask_the_price(question, asks):
+    assert asks_price(question) is asks
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("Which is cheaper, the Swahili buffet or the premium one?", True),  # both prices asked
+    ("What's the rent for a shop on Oginga Odinga Street?", True), ("bedsitter nyalenda rent", True),
+    ("Kodi ya bedsitter Nyalenda ni ngapi?", True), ("What is the bus fare to Kisumu?", True),
+    ("Do you rent out tents?", False), ("I want to rent a car", False),  # renting one, not a price
+    ("Is water included in the rent?", False),  # what the rent includes
+])
+def test_a_comparison_of_costs_and_a_rent_ask_the_price(question, asks):
     assert asks_price(question) is asks
 
 
