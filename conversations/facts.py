@@ -626,6 +626,8 @@ def question_groups(text: str, *, keep: frozenset[str] = frozenset(),
     # "and the CorelDRAW one?", "a cheaper one": "one" stands for the thing named, even where a row holds the
     # word ("Private One-to-One Lesson"); "the one-hour massage" keeps it.
     text = _PRONOUN_ONE.sub(r"\1", text or "")
+    # "how much extra is that?" asks an amount: "extra" names no "Extra Waiter" row there.
+    text = _AMOUNT_MORE.sub(" how much ", text)
     if (language or detect_language(text)) == "sw":
         expansion = expand_swahili(_SIZE.sub(r"\1x\2", text))  # "godoro la 5 by 6": the size, not two numbers
         single = [*expansion.kept, *expansion.unknown]
@@ -657,6 +659,7 @@ def question_groups(text: str, *, keep: frozenset[str] = frozenset(),
     return groups
 
 
+_AMOUNT_MORE = re.compile(r"\bhow\s+much\s+(?:extra|more)\b", re.I)
 _PRONOUN_ONE = re.compile(r"(\b(?:the|this|that|a|an|another|other|which)\s+(?:[\w&]+\s+){1,3})ones?\b(?!-)", re.I)
 
 
@@ -1148,6 +1151,12 @@ def row_by_meaning(message: str, services: list[ServiceFact]) -> list[str]:
 
     if not services or not (asks_price(message) or asks_duration(message)) or asks_for_listing(message):
         return []
+    if not asks_price(message):
+        # How long something takes is a row's duration: a row without one (a product, a monthly rent) answers no
+        # duration question, however close its words are.
+        services = [s for s in services if s.duration_minutes]
+        if not services:
+            return []
     if not _naming_words(message) or match_services(message, services):
         return []  # nothing named, or a row shares a word: the words decide (a gel manicure is not a spa one)
     read = (english_reading(message) or message) if detect_language(message).language == "sw" else message

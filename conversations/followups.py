@@ -314,14 +314,16 @@ def topic_service(context: SessionContext, services: list[ServiceFact]) -> tuple
     return tuple(own) if len(own) <= TOPIC_ROWS else ()
 
 
-# A row is the one the cited text describes when it shares this many content words with it, and twice as many as
-# any other row does.
+# A row is the one the cited text describes when it shares this many content words with it, twice as many as any
+# other row does, and this many of its name's kind words.
 DESCRIBED_MIN_WORDS = 3
 DESCRIBED_MARGIN = 2
+DESCRIBED_NAME_WORDS = 2
 
 
 def row_described(texts: list[str], services: list[ServiceFact]) -> str | None:
-    """The one row whose name and description share the most content words with the texts, by a clear margin."""
+    """The one row whose name and description share the most content words with the texts, by a clear margin, and
+    whose name the texts use."""
     said = content_words(" ".join(texts))
     if not said or not services:
         return None
@@ -329,7 +331,11 @@ def row_described(texts: list[str], services: list[ServiceFact]) -> str | None:
                     reverse=True)
     best, name = scored[0]
     runner_up = scored[1][0] if len(scored) > 1 else 0
-    return name if best >= DESCRIBED_MIN_WORDS and best >= DESCRIBED_MARGIN * runner_up else None
+    if best < DESCRIBED_MIN_WORDS or best < DESCRIBED_MARGIN * runner_up:
+        return None
+    # ...and the text says what the row is, not only how it is sold ("per event", "staff included"): two of
+    # the words of its name that name a kind of thing ("screw", "nose pads" for the Frame Repair row).
+    return name if len(kind_words(name) & said) >= DESCRIBED_NAME_WORDS else None
 
 
 def variant_asked(message: str, topic_names: tuple[str, ...], services: list[ServiceFact], *,

@@ -88,8 +88,8 @@ _RULES: list[tuple[str, re.Pattern, float]] = [
     ("reschedule", re.compile(
         r"\breschedul\w*|\bpostpon\w*|\bre-?book\b"
         r"|\b(move|shift|push|change|switch|bring forward)\b[^?.!]{0,40}\b(booking|appointment|session|slot|time"
-        r"|date|day|to (next|another|a different|the following|later|earlier|tomorrow|today|monday|tuesday"
-        r"|wednesday|thursday|friday|saturday|sunday))\b"), 0.9),
+        r"|date|day|to (next|another|a different|the following|later|earlier|tomorrow|today|" + _WEEKDAY + "|"
+        + _MONTH + r"))\b"), 0.9),
     ("reschedule", re.compile(r"\b(ku|ni|tu)?(hamisha|badilisha|sogeza)\w*\b[^?.!]{0,30}"
                               r"\b(miadi|tarehe|siku|saa|booking|wiki)\b"), 0.9),
     ("booking", re.compile(

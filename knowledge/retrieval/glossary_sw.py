@@ -49,7 +49,7 @@ WORDS: dict[str, str] = {
     "tunaanza": "start begin", "inaanza": "start begin", "itaanza": "start begin", "naanza": "start begin",
     "basi": "bus", "matatu": "matatu minibus", "teksi": "taxi", "karibu": "near welcome", "mbali": "far",
     "ramani": "map", "mzigo": "parcel luggage load", "mizigo": "parcels luggage loads", "kifurushi": "parcel package",
-    "lenzi": "lens lenses",
+    "lenzi": "lens lenses", "binafsi": "private own", "kibinafsi": "private", "salio": "balance rest",
     # the business bringing something is a delivery ("mnaleta maji?"); the customer bringing it is not ("nikileta")
     "mnaleta": "deliver bring", "mtaleta": "deliver bring", "analeta": "deliver bring", "wanaleta": "deliver bring",
     "vifurushi": "parcels packages", "bahasha": "envelope",
@@ -216,7 +216,7 @@ ROOTS: dict[str, str] = {
     # before "isha": "kuhamisha" (move house) and "inahusisha" (includes) are not "expire"
     "hamish": "move moving relocate", "safirish": "transport send deliver", "husish": "include includes involve",
     "changany": "mix mixing", "mwaga": "pour", "ungua": "burn burning", "isha": "expire end", "jeng": "build",
-    "dumu": "last durable",
+    "dumu": "last durable", "shiriki": "share shared join",
     "shone": "sew stitch tailor", "chanik": "torn tear", "fupish": "shorten", "ondoa": "remove",
     "sahau": "forget forgot", "kauk": "dry", "tafut": "look for search", "ridhik": "satisfied happy",
     "kojoa": "urinate wet", "karibi": "near approach", "puliz": "spray", "piga dawa": "spray fumigate",

@@ -413,6 +413,20 @@ def test_asking_whether_there_is_one_names_only_a_row_that_accounts_for_the_rest
     assert named_services(question, SHOP) == expected
 
 
+def test_how_much_extra_asks_an_amount_and_names_no_extra_row():
+    rows = [_fact("Extra Waiter (per event, up to 6 hours)", "2000", None),
+            _fact("Plated Dinner (per head)", "2500", None)]
+    assert named_services("how much extra is that?", rows) == []
+    assert named_services("How much is an extra waiter?", rows) == [rows[0].name]
+
+
+def test_a_row_without_a_duration_answers_no_duration_question_by_meaning():
+    rows = [_fact("Furnished One-Bedroom, Milimani (monthly rent)", "40000", None,
+                  "Fully furnished one-bedroom with Wi-Fi. Minimum stay 3 months."),
+            _fact("Bedsitter, Nyalenda (monthly rent)", "6500", None, "Single room with kitchenette.")]
+    assert services_asked("how long would the lease be?", rows) == []
+
+
 def test_a_capitalised_name_inside_a_swahili_question_names_its_row_though_swahili_has_the_word():
     trips = [_fact("Lake Nakuru National Park Day Trip (per adult)", "9500", 600),
              _fact("Hell's Gate Cycling Day Trip (per adult)", "6500", 480)]

@@ -133,8 +133,9 @@ def test_a_follow_up_naming_a_row_of_the_topics_kind_asks_about_that_row(topic, 
 
 
 def test_the_businesss_own_words_name_no_kind_unless_the_topic_has_no_other():
+    names = ("Water Tank Cleaning (up to 5,000 L)", "Water Bowser 10,000 L")
     rows = [ServiceFact(name=name, description="", duration_minutes=None, price="1", currency="KES",
-                        price_text="KES 1") for name in ("Water Tank Cleaning (up to 5,000 L)", "Water Bowser 10,000 L")]
+                        price_text="KES 1") for name in names]
     # at a water seller "water" says nothing of a row's kind: a 10,000 litre tank is not the bowser
     assert followups.variant_asked("how much for a 10,000 litre one?", (rows[0].name,), rows,
                                    common=frozenset({"water"})) == ()
@@ -142,6 +143,20 @@ def test_the_businesss_own_words_name_no_kind_unless_the_topic_has_no_other():
     # at a courier every row is an upcountry parcel: those words are still the topic's kind
     assert followups.variant_asked("and a 12 kg box?", ("Upcountry Parcel 2 to 10 kg",), PARCELS,
                                    common=frozenset({"upcountry", "parcel"})) == ("Upcountry Parcel 10 to 20 kg",)
+
+
+def test_a_snippet_sharing_only_how_a_row_is_sold_describes_no_row():
+    rows = [ServiceFact(name="Extra Waiter (per event, up to 6 hours)", duration_minutes=None, price="2000",
+                        description="One additional uniformed waiter on top of the staff included in your package.",
+                        currency="KES", price_text="KES 2,000"),
+            ServiceFact(name="Swahili Coast Buffet (per head)", description="Pilau and biryani.", duration_minutes=None,
+                        price="1800", currency="KES", price_text="KES 1,800")]
+    text = ["Where we cater. Delivery and staff transport are included within 25 km of our kitchen. Beyond 25 km we "
+            "charge KES 100 per kilometre one way. For events more than 100 km away we need at least 80 guests."]
+    # staff, included, per, one, event: how a waiter is sold, not a waiter
+    assert followups.row_described(text, rows) is None
+    assert followups.row_described(["Need an extra waiter? One more uniformed waiter for your event."],
+                                   rows) == rows[0].name
 
 
 def test_how_much_is_it_prices_the_row_the_answering_snippet_describes(chat):

@@ -76,6 +76,12 @@ def test_an_order_mentioned_in_passing_is_no_booking(message):
     assert intents.classify(message, embed=False).intent != "booking"
 
 
+@pytest.mark.parametrize("message", ["can we push it to January instead?", "Please move my fitting to Friday",
+                                     "Tunaomba kuhamisha miadi yetu hadi wiki ijayo"])
+def test_moving_a_booking_to_a_day_or_a_month_is_a_reschedule(message):
+    assert intents.classify(message, embed=False).intent == "reschedule"
+
+
 def test_naming_a_service_row_makes_a_question_about_it_services_unless_it_is_about_paying():
     assert intents.classify("Tell me about the bridal glow package", embed=False).intent == "services"
     named = intents.classify("Tell me more about the Aura thing", embed=False, names_service=True)

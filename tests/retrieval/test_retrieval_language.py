@@ -27,6 +27,10 @@ def test_the_glossary_translates_words_and_verb_stems_and_keeps_loanwords():
     assert "late" in expansion.text and "minutes" in expansion.text and "massage" in expansion.text
     assert "park" in expand_swahili("Kuna mahali pa kuegesha gari?").text
     assert "parcel" in expand_swahili("Bei ya kutuma mzigo wa kilo 2 ni ngapi?").text
+    assert "private" in expand_swahili("na boti binafsi je?").text
+    # the business bringing something delivers it; the customer bringing it does not
+    assert "deliver" in expand_swahili("Mnaleta maji hadi Njoro?").text
+    assert "deliver" not in expand_swahili("Nikileta spare yangu mtaniwekea?").text
 
 
 @pytest.mark.parametrize("text, kept, not_kept", [
