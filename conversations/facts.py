@@ -1151,12 +1151,6 @@ def row_by_meaning(message: str, services: list[ServiceFact]) -> list[str]:
 
     if not services or not (asks_price(message) or asks_duration(message)) or asks_for_listing(message):
         return []
-    if not asks_price(message):
-        # How long something takes is a row's duration: a row without one (a product, a monthly rent) answers no
-        # duration question, however close its words are.
-        services = [s for s in services if s.duration_minutes]
-        if not services:
-            return []
     if not _naming_words(message) or match_services(message, services):
         return []  # nothing named, or a row shares a word: the words decide (a gel manicure is not a spa one)
     read = (english_reading(message) or message) if detect_language(message).language == "sw" else message
@@ -1167,9 +1161,12 @@ def row_by_meaning(message: str, services: list[ServiceFact]) -> list[str]:
     cosines = sorted(((sum(a * b for a, b in zip(question, row)), s.name) for row, s in zip(rows, services)),
                      reverse=True)
     lead = cosines[0][0] - (cosines[1][0] if len(cosines) > 1 else 0.0)
-    if cosines[0][0] >= ROW_MEANING_MIN and lead >= ROW_MEANING_LEAD:
-        return [cosines[0][1]]
-    return []
+    if cosines[0][0] < ROW_MEANING_MIN or lead < ROW_MEANING_LEAD:
+        return []
+    # How long something takes is a row's duration: a row without one (a product, a monthly rent) answers no
+    # duration question, however close its words are.
+    best = next(s for s in services if s.name == cosines[0][1])
+    return [best.name] if best.duration_minutes or asks_price(message) else []
 
 
 def facts_intent_for(*, intent: str, message: str, topic_names: tuple[str, ...] = (),
