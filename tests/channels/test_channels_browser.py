@@ -45,6 +45,18 @@ def site(committed, graph_api):
         number.delete()
 
 
+def _owner_page(browser, site: str, path: str):
+    """A page signed in as the site fixture's owner, on `path`."""
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.set_default_timeout(20_000)
+    page.goto(f"{site}/admin/login/?next={path}")
+    page.fill("#id_username", "ho-owner")
+    page.fill("#id_password", "pw-ho-12345")
+    page.click("input[type=submit]")
+    page.wait_for_url(f"{site}{path}")
+    return page
+
+
 def test_an_owner_takes_over_a_whatsapp_hand_off_replies_and_closes_it(site, graph_api):
     from playwright.sync_api import sync_playwright
 
@@ -52,13 +64,7 @@ def test_an_owner_takes_over_a_whatsapp_hand_off_replies_and_closes_it(site, gra
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.set_default_timeout(20_000)
-            page.goto(f"{site}/handoffs/")
-            page.fill("#id_username", "ho-owner")
-            page.fill("#id_password", "pw-ho-12345")
-            page.click("input[type=submit]")
-            page.wait_for_url(f"{site}/handoffs/")
+            page = _owner_page(browser, site, "/handoffs/")
             card = page.locator(".ho-card").first
             assert card.locator(".ho-kind").inner_text() == "Booking"
             assert card.locator(".ho-what").inner_text() == "Hot Stone Massage"
@@ -109,13 +115,7 @@ def test_a_number_sent_after_a_complaint_on_the_chat_page_reaches_staff_as_a_cal
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.set_default_timeout(20_000)
-            page.goto(f"{site}/admin/login/?next=/chat/")
-            page.fill("#id_username", "ho-owner")
-            page.fill("#id_password", "pw-ho-12345")
-            page.click("input[type=submit]")
-            page.wait_for_url(f"{site}/chat/")
+            page = _owner_page(browser, site, "/chat/")
             for number, message in enumerate(["The massage oil left a rash on my arms after Monday's visit.",
                                               "Wanjiku Mwangi, 0798 115 642"]):
                 page.fill("#chat-message", message)
