@@ -437,6 +437,14 @@ def pending_contact(*, context: SessionContext, channel: str) -> HandoffRequest 
     return None
 
 
+def recent_handoff(*, session: Session, now=None) -> HandoffRequest | None:
+    """The session's latest hand-off of the last TOPIC_MAX_AGE, if any."""
+    if session.pk is None:
+        return None
+    since = (now or timezone.now()) - TOPIC_MAX_AGE
+    return HandoffRequest.objects.filter(session=session, created_at__gte=since).order_by("-created_at").first()
+
+
 def has_reachable_contact(contact: str) -> bool:
     """A phone number or an e-mail address (a name alone does not let the team call back)."""
     return bool(extract_contacts(contact or ""))

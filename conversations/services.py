@@ -333,13 +333,21 @@ def _plan_message(inp: TurnInput, *, started: float, session: Session) -> _Plan:
         # attached to the hand-off (the details to its message), nothing to look up.
         return _Plan(started=started, session=session, message=inp.message, channel=session.channel,
                      language=language, trivial=False, context=context, capture=capture, fixed_answer="",
-                     intent=intents.IntentResult(intent=capture.handoff.kind, confidence=1.0, source="context"))
+                     intent=_handoff_intent(capture.handoff))
     unasked = None if capture is not None or trivial else followups.unasked_contact(inp.message)
     if unasked is not None:
         # A number sent with no hand-off waiting for it: nothing to look up (a search would quote whatever
         # mentions "number"). After a question or a complaint the customer wants to hear back: a person is
         # asked to, with what they said; with nothing before it, we ask what it is for.
         topic = context.topic
+        earlier = followups.recent_handoff(session=session)
+        if earlier is not None:
+            # A number sent after this conversation's hand-off (one that already had a contact): another way to
+            # reach the customer about it, not a second request.
+            return _Plan(started=started, session=session, message=inp.message, channel=session.channel,
+                         language=language, trivial=False, context=context, fixed_answer="",
+                         capture=ContactCapture(handoff=earlier, reply=unasked, rest=""),
+                         intent=_handoff_intent(earlier))
         if topic is None:
             return _Plan(started=started, session=session, message=inp.message, channel=session.channel,
                          language=language, trivial=False, context=context,
@@ -357,7 +365,7 @@ def _plan_message(inp: TurnInput, *, started: float, session: Session) -> _Plan:
     if capture is not None and plan.refusal_reason:
         # Nothing answers what came with the number ("namba yangu ni ..."): the thanks alone, no deflection.
         return replace(plan, fixed_answer="", refusal_reason=None, retrieval=None, facts=None, capture=capture,
-                       intent=intents.IntentResult(intent=capture.handoff.kind, confidence=1.0, source="context"))
+                       intent=_handoff_intent(capture.handoff))
     if plan.refusal_reason and not trivial and not reading.followup and plan.handoff_kind is None:
         # A short message nothing answers alone ("inauma?") may still be about the last topic.
         second = followups.read_short_with_topic(message=question, context=context)
@@ -374,6 +382,12 @@ def _plan_message(inp: TurnInput, *, started: float, session: Session) -> _Plan:
             _narrow_to_the_variant_the_knowledge_names(plan.facts, question, plan.retrieval, siblings=True)
     plan.capture = capture
     return plan
+
+
+def _handoff_intent(handoff: HandoffRequest) -> intents.IntentResult:
+    """A contact reply's intent: its hand-off's action (a call-back is no intent of the chat contract: `other`)."""
+    intent = handoff.kind if handoff.kind in intents.ACTION_INTENTS else "other"
+    return intents.IntentResult(intent=intent, confidence=1.0, source="context")
 
 
 def _contact_capture(*, context: followups.SessionContext, message: str, channel: str) -> ContactCapture | None:

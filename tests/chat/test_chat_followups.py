@@ -392,6 +392,19 @@ def test_a_name_and_number_sent_after_a_complaint_ask_the_team_to_call_back(chat
     assert HandoffRequest.objects.filter(kind="callback").count() == 2
 
 
+def test_another_number_sent_after_a_hand_off_with_a_contact_joins_it_not_a_new_request(chat):
+    _, second = ask(chat, "I'd like to book a hot stone massage on Saturday, call me on 0700 000 001",
+                    "0711 222 333")
+    assert HandoffRequest.objects.count() == 1
+    assert HandoffRequest.objects.get().contact == "0700 000 001, 0711 222 333"
+    assert second["intent"] == "booking" and second["answer"].startswith("Thank you. I've added 0711 222 333")
+    # after a call-back the next number joins the call-back, and the turn's intent stays one of the contract's
+    complaint, number, other = ask(chat, "My nails chipped the day after my manicure.", "0722 000 111",
+                                   "0733 000 222")
+    callback = HandoffRequest.objects.get(kind="callback")
+    assert callback.contact == "0722 000 111, 0733 000 222" and other["intent"] == "other"
+
+
 def test_details_told_with_the_number_reach_the_hand_off_and_nothing_is_looked_up(chat):
     _, second = ask(chat, "I'd like to book a hot stone massage on Saturday",
                     "It's for my sister in Kiamunyi, 0712 345 678")
