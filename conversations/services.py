@@ -336,28 +336,7 @@ def _plan_message(inp: TurnInput, *, started: float, session: Session) -> _Plan:
                      intent=_handoff_intent(capture.handoff))
     unasked = None if capture is not None or trivial else followups.unasked_contact(inp.message)
     if unasked is not None:
-        # A number sent with no hand-off waiting for it: nothing to look up (a search would quote whatever
-        # mentions "number"). After a question or a complaint the customer wants to hear back: a person is
-        # asked to, with what they said; with nothing before it, we ask what it is for.
-        topic = context.topic
-        earlier = followups.recent_handoff(session=session)
-        if earlier is not None:
-            # A number sent after this conversation's hand-off (one that already had a contact): another way to
-            # reach the customer about it, not a second request.
-            return _Plan(started=started, session=session, message=inp.message, channel=session.channel,
-                         language=language, trivial=False, context=context, fixed_answer="",
-                         capture=ContactCapture(handoff=earlier, reply=unasked, rest=""),
-                         intent=_handoff_intent(earlier))
-        if topic is None:
-            return _Plan(started=started, session=session, message=inp.message, channel=session.channel,
-                         language=language, trivial=False, context=context,
-                         fixed_answer=followups.unasked_contact_reply(unasked, language=language),
-                         intent=intents.IntentResult(intent="other", confidence=1.0, source="rules"))
-        return _Plan(started=started, session=session, message=inp.message, channel=session.channel,
-                     language=language, trivial=False, context=context, handoff_kind=HandoffKind.CALLBACK,
-                     handoff_note=f"{topic.message}\n{inp.message}",
-                     fixed_answer=followups.callback_reply(unasked, language=language),
-                     intent=intents.IntentResult(intent="other", confidence=1.0, source="context"))
+        return _contact_only_plan(inp, unasked, started=started, session=session, context=context, language=language)
     reading = (followups.Reading(text=question) if trivial
                else followups.read_with_topic(message=question, context=context))
     common = {"started": started, "session": session, "context": context, "trivial": trivial, "language": language}
@@ -382,6 +361,28 @@ def _plan_message(inp: TurnInput, *, started: float, session: Session) -> _Plan:
             _narrow_to_the_variant_the_knowledge_names(plan.facts, question, plan.retrieval, siblings=True)
     plan.capture = capture
     return plan
+
+
+def _contact_only_plan(inp: TurnInput, reply: followups.ContactReply, *, started: float, session: Session,
+                       context: followups.SessionContext, language: str) -> _Plan:
+    """A number (and perhaps a name) sent with no hand-off waiting for it. Nothing is looked up (a search would
+    quote whatever mentions "number"): it joins this conversation's recent hand-off; after a question or a
+    complaint the customer wants to hear back, so a person is asked to (a call-back, with what they said); with
+    nothing before it, we ask what it is for."""
+    base = {"started": started, "session": session, "message": inp.message, "channel": session.channel,
+            "language": language, "trivial": False, "context": context}
+    earlier = followups.recent_handoff(session=session)
+    if earlier is not None:
+        # Another way to reach the customer about a request they made (one that already had a contact).
+        return _Plan(**base, fixed_answer="", capture=ContactCapture(handoff=earlier, reply=reply, rest=""),
+                     intent=_handoff_intent(earlier))
+    topic = context.topic
+    if topic is None:
+        return _Plan(**base, fixed_answer=followups.unasked_contact_reply(reply, language=language),
+                     intent=intents.IntentResult(intent="other", confidence=1.0, source="rules"))
+    return _Plan(**base, handoff_kind=HandoffKind.CALLBACK, handoff_note=f"{topic.message}\n{inp.message}",
+                 fixed_answer=followups.callback_reply(reply, language=language),
+                 intent=intents.IntentResult(intent="other", confidence=1.0, source="context"))
 
 
 def _handoff_intent(handoff: HandoffRequest) -> intents.IntentResult:
