@@ -14,9 +14,11 @@ pinned to hybrid as in the fold harness). Only the LAST turn is scored, by what 
 - `facts: {hours: true}`: a `facts:hours` citation, and every day the last turn names is in the answer;
 - `handoff_contact: "<phone>"`: the session's hand-off carries that number and the turn is not a refusal.
 
-A guard beside it, on the same businesses: every labelled unanswerable question asked alone (new session) and
-asked right after an answerable question (same session). Reading turns together must not turn a refusal into an
-answer, so the second column should not be lower than the first.
+A guard beside it, on the same businesses: every labelled unanswerable question asked alone (new session),
+asked right after an answerable question (same session), and asked right after the business's first follow-up
+case that opens with a statement ("We run a hotel in Nakuru town."; businesses with none are left out of that
+column). Reading turns together must not turn a refusal into an answer, so the later columns should not be lower
+than the first.
 
 Businesses are reported by fold (bench/unseen_data.py): folds 3-4 (phone_repair, physio_clinic, bakery_shop) were
 never used to choose anything; folds 0-2 are where the follow-up rule was looked at.
@@ -92,7 +94,7 @@ def score_case(case: dict, result, *, service_names: list[str], handoff_contacts
 def run(*, show_errors: bool, reseed: bool, mode: str, only: str = "all") -> dict:
     from django.db import connection
 
-    from conversations import services
+    from conversations import followups, services
     from conversations.models import HandoffRequest, Session
     from knowledge.models import Service
 
@@ -145,8 +147,11 @@ def run(*, show_errors: bool, reseed: bool, mode: str, only: str = "all") -> dic
                 if not ok:
                     errors.append(f"[{business.family}/{group}] {case['turns']} -> intent={result.intent} "
                                   f"refusal={result.refusal_reason}: {why}\n      answer: {result.answer[:220]!r}")
-            # The guard: an unanswerable question alone, then right after an answerable one.
+            # The guard: an unanswerable question alone, right after an answerable one, and right after the first
+            # statement that opens one of the business's follow-up cases ("We run a hotel in Nakuru town.").
             topic = direct[0]["text"] if direct else None
+            statement = next((case["turns"][0] for case in cases
+                              if not followups.asks_something(case["turns"][0])), None)
             for item in unanswerable:
                 alone = services.turn_run(services.TurnInput(message=item["text"]))
                 counts["unanswerable"] += 1
@@ -158,7 +163,16 @@ def run(*, show_errors: bool, reseed: bool, mode: str, only: str = "all") -> dic
                     if alone.refusal_reason is not None and after.refusal_reason is None:
                         errors.append(f"[{business.family}/{group}] guard: {topic!r} then {item['text']!r} answered "
                                       f"(refused alone), cited {[c['key'] for c in after.citations]}")
-            for key in ("unanswerable", "refused_alone", "refused_after_topic"):
+                if statement is not None:
+                    told = services.turn_run(services.TurnInput(message=statement))
+                    after = services.turn_run(services.TurnInput(message=item["text"], session_id=told.session_id))
+                    counts["after_statement"] += 1
+                    counts["refused_after_statement"] += int(after.refusal_reason is not None)
+                    if alone.refusal_reason is not None and after.refusal_reason is None:
+                        errors.append(f"[{business.family}/{group}] guard: {statement!r} then {item['text']!r} "
+                                      f"answered (refused alone), cited {[c['key'] for c in after.citations]}")
+            for key in ("unanswerable", "refused_alone", "refused_after_topic", "after_statement",
+                        "refused_after_statement"):
                 totals[group][key] += counts[key]
                 totals["all"][key] += counts[key]
             per_business[business.family] = {"fold": fold, "group": group, "seeded": how, **dict(counts)}
@@ -181,7 +195,9 @@ def run(*, show_errors: bool, reseed: bool, mode: str, only: str = "all") -> dic
                                        for kind in sorted(totals) if kind.startswith(f"{group}:")},
                            "unanswerable": totals[group]["unanswerable"],
                            "refused_alone": share(group, "refused_alone", "unanswerable"),
-                           "refused_after_topic": share(group, "refused_after_topic", "unanswerable")}
+                           "refused_after_topic": share(group, "refused_after_topic", "unanswerable"),
+                           "after_statement": totals[group]["after_statement"],
+                           "refused_after_statement": share(group, "refused_after_statement", "after_statement")}
                    for group in ("report", "choose", "all")},
         "businesses": per_business,
         "turn_ms": {"p50": common.percentile(latencies, 50), "p95": common.percentile(latencies, 95)},
@@ -204,8 +220,10 @@ def print_report(r: dict) -> None:
         [[labels[g], v["n"], v["pass_rate"], *(v["by_kind"].get(k, {}).get("pass_rate")
                                                for k in ("relevant", "services", "hours", "handoff_contact")),
           v["first_citation_relevant"]] for g, v in r["groups"].items()]))
-    print(common.table(["guard: unanswerable questions", "n", "refused alone", "refused after a topic"],
-                       [[labels[g], v["unanswerable"], v["refused_alone"], v["refused_after_topic"]]
+    print(common.table(["guard: unanswerable questions", "n", "refused alone", "refused after a topic",
+                        "n after a statement", "refused after a statement"],
+                       [[labels[g], v["unanswerable"], v["refused_alone"], v["refused_after_topic"],
+                         v.get("after_statement"), v.get("refused_after_statement")]
                         for g, v in r["groups"].items()]))
 
 
