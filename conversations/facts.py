@@ -1177,7 +1177,9 @@ def facts_intent_for(*, intent: str, message: str, topic_names: tuple[str, ...] 
     intent classifier said ("how much are box braids?" read as `other` must still get the price).
     `services`: the list when the caller has read it already (else it is read here, only if needed).
     """
-    asks_fact = intent in ("hours", "other") and (asks_price(message) or asks_duration(message))
+    # ...and so must one the classifier read as a booking that only asks about it ("How long is a half-day booking
+    # of the Acacia Room?": no hand-off is recorded for it, the row answers).
+    asks_fact = intent != "services" and (asks_price(message) or asks_duration(message))
     if asks_fact and services_asked(message, services if services is not None else services_list(),
                                     topic_names=topic_names, common=business_words()):
         return "services"

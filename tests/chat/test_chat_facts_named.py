@@ -9,6 +9,7 @@ from conversations import intents
 from conversations.facts import (ServiceFact, asks_duration, asks_if_sold, asks_price, described_rows, format_money,
                                  match_services, named_services, row_by_meaning, row_the_knowledge_names,
                                  rows_say_if_sold, services_asked)
+from conversations.models import HandoffRequest
 from knowledge import embeddings
 from knowledge.models import Service
 from knowledge.services import service_upsert
@@ -238,6 +239,12 @@ def test_a_price_question_is_answered_from_exactly_the_matching_row_whatever_the
     assert body["refusal_reason"] is None
     assert [c["key"] for c in body["citations"]] == ["facts:services"]
     assert body["answer"] == "Here are the details: Hot Stone Massage: KES 7,500, 90 minutes. [1]"
+
+
+def test_a_length_asked_of_a_booking_is_answered_from_the_row_and_hands_nothing_off(chat, monkeypatch):
+    body = _ask_as(chat, monkeypatch, "booking", "How long is a hot stone massage booking?")
+    assert [c["key"] for c in body["citations"]] == ["facts:services"]
+    assert "Hot Stone Massage: KES 7,500, 90 minutes" in body["answer"] and not HandoffRequest.objects.exists()
 
 
 def test_a_duration_question_in_swahili_gets_the_row_in_swahili(chat, monkeypatch):
