@@ -416,7 +416,8 @@ _PRICE_QUESTION = re.compile(
     # Which of two costs less asks both prices; "the rent", "rent for a bedsitter" is a letting's price (renting
     # one, "rent a car", "rent out tents", is not a price asked).
     r"|\bcheaper\b|\bcheapest\b|\b(more|most|less|least)\s+expensive\b|\bfares?\b|\bkodi\s+ya\b"
-    r"|(?<!\bto )(?<!\byou )(?<!\bwe )(?<!\bi )\brent\b(?!\s+(out|a|an|the|my|our|your|it|them|one|some|this|that)\b)",
+    r"|(?<!\bto )(?<!\byou )(?<!\bwe )(?<!\bi )(?<!\bu )(?<!\bi'd )(?<!\bplease )(?<!\bmy )(?<!\bpay )\brent\b"
+    r"(?!\s+(out|an|the|my|our|your|it|them|one|some|this|that|me|us|due)\b)(?!\s+a\s+(?!month|week|night|day)\w)",
     re.I)
 _DURATION_QUESTION = re.compile(
     r"\bhow\s+long\b|\bduration\b|\bhow\s+many\s+(minutes|mins|hours|hrs)\b|\bmuda\s+(gani|wa|ngapi)\b"
@@ -1164,7 +1165,8 @@ def row_by_meaning(message: str, services: list[ServiceFact]) -> list[str]:
     if cosines[0][0] < ROW_MEANING_MIN or lead < ROW_MEANING_LEAD:
         return []
     # How long something takes is a row's duration: a row without one (a product, a monthly rent) answers no
-    # duration question, however close its words are.
+    # duration question, however close its words are; not even one whose description gives a length, since by
+    # meaning alone "Minimum stay 3 months" on a furnished flat's rent answered "how long would the lease be?".
     best = next(s for s in services if s.name == cosines[0][1])
     return [best.name] if best.duration_minutes or asks_price(message) else []
 
@@ -1179,7 +1181,7 @@ def facts_intent_for(*, intent: str, message: str, topic_names: tuple[str, ...] 
     """
     # ...and so must one the classifier read as a booking that only asks about it ("How long is a half-day booking
     # of the Acacia Room?": no hand-off is recorded for it, the row answers).
-    asks_fact = intent != "services" and (asks_price(message) or asks_duration(message))
+    asks_fact = intent in ("hours", "other", "booking") and (asks_price(message) or asks_duration(message))
     if asks_fact and services_asked(message, services if services is not None else services_list(),
                                     topic_names=topic_names, common=business_words()):
         return "services"

@@ -25,7 +25,7 @@ from conversations.facts import (Facts, ServiceFact, asks_duration, asks_price, 
                                  match_services, named_services, resolve_dates, rows_named_in, singular)
 from conversations.handoffs import CONTACT_PATTERNS, extract_contacts
 from conversations.i18n import detect_language
-from conversations.models import HandoffRequest, Session, Turn
+from conversations.models import HandoffRequest, HandoffStatus, Session, Turn
 from knowledge.models import SnippetVersion
 from knowledge.retrieval.answer_types import asks_about_the_business, asks_only_a_figure
 from knowledge.retrieval.language import swahili_numerals
@@ -322,8 +322,7 @@ DESCRIBED_NAME_WORDS = 2
 
 
 def row_described(texts: list[str], services: list[ServiceFact]) -> str | None:
-    """The one row whose name and description share the most content words with the texts, by a clear margin, and
-    whose name the texts use."""
+    """The one row the texts describe: most shared content words by a clear margin, and its name's words used."""
     said = content_words(" ".join(texts))
     if not said or not services:
         return None
@@ -418,10 +417,12 @@ _NAME_CUE = re.compile(
 _CONTACT_CUE = re.compile(
     r"\b(?:(?:my|our) (?:phone |mobile |cell |whatsapp )?(?:number|no|contact|phone|email|e-mail)(?: is)?"
     r"|(?:call|reach|text|ring) (?:me|us)(?: on| at)?|here is|here's|you can use|namba (?:yangu|ya simu)(?: ni)?"
-    r"|simu yangu(?: ni)?|nipigie(?: kwa)?|nitumie(?: kwa)?)\b", re.I)
+    r"|simu yangu(?: ni)?|nipigie(?: kwa)?|nitumie(?: kwa)?"
+    r"|(?:please |pls |kindly )?call (?:me|us) back(?: asap| soon| please)?|asap|urgent|tupigie)\b", re.I)
 # Words that follow "I'm" / "it's" without being a name ("I'm in Kilimani", "it's fine").
 _NOT_NAMES = frozenset("""
-in at from on not no going coming here there available free busy fine ok okay good sorry late away back
+in at from on not no going coming here there available free busy fine ok okay good sorry late away back urgent
+waiting again me please pls asap
 asking looking interested calling sure new a an the very so still also just only ready done home out
 """.split())
 
@@ -438,11 +439,13 @@ def pending_contact(*, context: SessionContext, channel: str) -> HandoffRequest 
 
 
 def recent_handoff(*, session: Session, now=None) -> HandoffRequest | None:
-    """The session's latest hand-off of the last TOPIC_MAX_AGE, if any."""
+    """The session's latest open hand-off of the last TOPIC_MAX_AGE, if any (one staff closed is no longer open)."""
     if session.pk is None:
         return None
     since = (now or timezone.now()) - TOPIC_MAX_AGE
-    return HandoffRequest.objects.filter(session=session, created_at__gte=since).order_by("-created_at").first()
+    return (HandoffRequest.objects.filter(session=session, created_at__gte=since,
+                                          status__in=(HandoffStatus.NEW, HandoffStatus.CONTACTED))
+            .order_by("-created_at").first())
 
 
 def has_reachable_contact(contact: str) -> bool:
@@ -493,9 +496,10 @@ def gives_only_who(message: str) -> bool:
 # A question or a request for information: a question mark, a question word or an asking opener. A statement
 # ("It's for my mum in Kiamunyi", "gate is blue") given with a number is a detail for the team, not a search.
 _ASKS = re.compile(
-    r"\?|^\W*(what|what's|whats|how|when|where|which|who|why|whose|do|does|did|is|are|was|were|can|could|will"
-    r"|would|should|shall|may|have|has|any|tell me|let me know|je|naweza|mnaweza|tunaweza|mna|mko|kuna|niambie"
-    r"|nieleze)\b|\b(nini|lini|wapi|gani|vipi|ngapi|je|how much|how long)\b", re.I)
+    r"\?|^\W*(?:(?:and|also|so|but|pls|please|na|pia)\W+)?(what|what's|whats|how|when|where|which|who|why|whose"
+    r"|do|does|did|is|are|was|were|can|could|will|would|should|shall|have you|has it|je|naweza|mnaweza|tunaweza|mna"
+    r"|mko|kuna)\b|\b(nini|lini|wapi|gani|vipi|ngapi|je|how much|how long|tell me|let me know|niambie|nieleze|bei"
+    r"|price|prices|cost|costs)\b", re.I)
 
 
 def asks_something(text: str) -> bool:

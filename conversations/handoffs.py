@@ -64,8 +64,9 @@ def handoff_record(*, kind: str, session: Session, turn: Turn | None, message: s
 
 def handoff_contact_add(*, handoff: HandoffRequest, contact: str = "", name: str = "",
                         note: str = "") -> HandoffRequest:
-    """Attach the phone/e-mail and name a customer gave after the bot asked for them (kept readable, like above),
-    and what else they wrote with them ("it's for my mum in Kiamunyi") to the request's message."""
+    """Attach the phone/e-mail and name a customer gave after the bot asked for them, and their `note`."""
+    # Kept readable like the contact above; the note is what else they wrote with them ("it's for my mum in
+    # Kiamunyi"), added to the request's message for the team.
     parts = [part.strip() for part in (handoff.contact or "").split(",") if part.strip()]
     for value in (name, *contact.split(",")):
         if value.strip() and value.strip() not in parts:

@@ -72,6 +72,17 @@ _WHEN = (rf"today|tonight|tomorrow|this (morning|afternoon|evening|weekend|week|
 _SIKU = (r"leo|kesho|keshokutwa|jumamosi|jumapili|jumatatu|jumanne|jumatano|alhamisi|ijumaa|wiki (ijayo|hii)"
          r"|mwezi (ujao|huu)")
 
+# "I need a 10,000 litre bowser on Saturday.", "Nahitaji fundi kesho": a want with its day or time, told in one
+# sentence with no question after it, is an order. Read on the text with its full stops (normalize drops them), so
+# "I want my money back. The plumber never came on Monday." is no order; wanting to know, ask or complain is none.
+_TOLD_ORDER = re.compile(
+    r"\b(?:(?:i|we) (?:need|want|wanna)|(?:i|we)(?: would|'d) like)\b"
+    r"(?! to (?:know|ask|check|find|confirm|see|enquire|inquire|complain|speak|talk|cancel|reschedule|move|change))"
+    r"(?![^.!?]*\b(?:information|info|refund|money back|manager)\b)[^.!?]{0,60}\b(?:" + _WHEN + r")\b(?![^!]*\?)"
+    r"|\b(?:nataka|ningependa|tunataka|tungependa|nahitaji|tunahitaji)\b(?!\s+ku(?:jua|uliza|lalamika|ongea|zungumza))"
+    r"[^.!?]{0,50}\b(?:" + _SIKU + r")\b(?![^!]*\?)")
+TOLD_ORDER_WEIGHT = 0.7
+
 # Each rule: a pattern over the normalised text and the intent it votes for, with a weight.
 _RULES: list[tuple[str, re.Pattern, float]] = [
     # Cancelling something the customer has (not asking about a policy in the abstract).
@@ -108,14 +119,9 @@ _RULES: list[tuple[str, re.Pattern, float]] = [
         r"|at \d+|on (monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b"
         # "I'd like 60 bags delivered to Langas tomorrow": an order, unless it asks whether one can be.
         r"|\b(i|we|i'd|we'd)\b( would| 'd)? (like|want|need)\b(?! to (know|ask|check|find))[^?.!]{0,60}"
-        r"\b(delivered|brought|dropped off|sent)\b(?![^.!]*\?)"
-        # "I need a 10,000 litre bowser on Saturday.": a want with a day or time, told rather than asked.
-        r"|\b(i|we|i'd|we'd)\b( would| 'd)? (need|want|wanna|like)\b(?! to (know|ask|check|find|confirm|see))"
-        r"[^?!]{0,60}\b(" + _WHEN + r")\b(?![^!]*\?)"), 0.7),
+        r"\b(delivered|brought|dropped off|sent)\b(?![^.!]*\?)"), 0.7),
     ("booking", re.compile(r"\b(nataka|ningependa|naomba|tunataka|tungependa) (ku)?agiza\b|\bniagizie\b"
                            r"|\b(ku|ni|tu)jiandikish\w*|\b(ku|ni|tu)jisajili\w*|\bniandikishe\b"), 0.8),
-    ("booking", re.compile(r"\b(nataka|ningependa|tunataka|tungependa|nahitaji|tunahitaji)\b[^?!]{0,50}"
-                           r"\b(" + _SIKU + r")\b(?![^!]*\?)"), 0.7),
     ("booking", re.compile(r"\b(nataka|ningependa|naomba|tunataka|tungependa)\b[^?.!]{0,30}"
                            r"\b(miadi|nafasi|kuja|kubook|booking)\b|\bweka miadi\b|\bkuweka miadi\b"), 0.8),
     ("hours", re.compile(
@@ -139,9 +145,12 @@ _RULES: list[tuple[str, re.Pattern, float]] = [
 # "without booking", "when I come to enrol"; Swahili's -ki- tense: "nikighairi", if I cancel).
 _ACTION_WORD = re.compile(r"\b(cancel\w*|call(ing)? off|reschedul\w*|postpon\w*|move|shift|book\w*|reserv\w*"
                           r"|order\w*|enrol\w*|register\w*|sign(ing)? up|miss)\b")
-# "How long is a half-day booking of the room?" asks what the booking is, like "if I book".
 _SUPPOSING = re.compile(r"\b(if|in case|incase|suppose|supposing|whenever|without|before|after|unless"
-                        r"|kama|ikiwa|endapo|bila)\b|\bwhen (i|we|you|my|our)\b|\bhow (long|much|many)\b")
+                        r"|kama|ikiwa|endapo|bila)\b|\bwhen (i|we|you|my|our)\b")
+# "How long is a half-day booking of the room?" asks what a booking is, like "if I book"; "how much is braids i
+# want to book for saturday" still asks for one.
+_HOW_MUCH = re.compile(r"\bhow (long|much|many)\b")
+_WANTS = re.compile(r"\b(i|we)('d| would)? (like|love|want|wanna|need|wish)\b|\bplease\b|\bkindly\b")
 _SW_SUPPOSING = re.compile(r"\b(ni|tu|u|m|a|wa)ki(taka|ghairi|ahirish|acha|kosa|badilish|hamish|sogeza|book|agiza)"
                            r"\w*")
 _SW_REQUEST = re.compile(r"\b(nataka|tunataka|naomba|tunaomba|ningependa|tungependa|tafadhali)\b")
@@ -174,6 +183,8 @@ def asks_about_action(text: str) -> bool:
         clause = _CLAUSE_END.split(lowered[:action.start()])[-1]
         if _SUPPOSING.search(clause) or _NEED_ASKED.search(clause) or _AFTER_ACTION.match(lowered[action.end():]):
             continue
+        if _HOW_MUCH.search(clause) and not _WANTS.search(clause[_HOW_MUCH.search(clause).end():]):
+            continue
         if not (_PAID_FOR.search(clause) and not _EN_REQUEST.search(clause)):
             return False
     return True
@@ -201,6 +212,8 @@ def rule_scores(text: str) -> dict[str, float]:
     for intent, pattern, weight in _RULES:
         if pattern.search(normalized):
             scores[intent] = max(scores.get(intent, 0.0), weight)
+    if _TOLD_ORDER.search(_lowered(text)):
+        scores["booking"] = max(scores.get("booking", 0.0), TOLD_ORDER_WEIGHT)
     if "services" not in scores and not policy_topic(normalized) and (
             _ASKS_THE_BUSINESS.search(normalized) or _CHOOSING.search(normalized)
             or (_FAULT.search(normalized) and not _SELF_HELP.search(normalized))):

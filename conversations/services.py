@@ -138,6 +138,7 @@ class ContactCapture:
     handoff: HandoffRequest
     reply: followups.ContactReply
     rest: str
+    note: str = ""  # details told with the contact, for the hand-off's message (never a question answered here)
 
 
 # ----------------------------------------------------------------------------- validation and session
@@ -328,12 +329,14 @@ def _plan_message(inp: TurnInput, *, started: float, session: Session) -> _Plan:
                      intent=intents.IntentResult(intent="other", confidence=1.0, source="rules"))
     capture = None if trivial else _contact_capture(context=context, message=inp.message, channel=session.channel)
     question = capture.rest if capture is not None else inp.message
-    if capture is not None and not (followups.own_words(question) and followups.asks_something(question)):
+    if capture is not None and not (followups.own_words(question) and (
+            followups.asks_something(question) or set(intents.rule_scores(question)) & set(intents.ACTION_INTENTS))):
         # Only the contact (or a name), or details told with it ("It's for Mama Atieno in Kiamunyi"): acknowledged,
-        # attached to the hand-off (the details to its message), nothing to look up.
+        # attached to the hand-off (the details to its message), nothing to look up. A question or a new request
+        # sent with the number ("0712... and what time do you open", "... actually cancel it") is read as usual.
         return _Plan(started=started, session=session, message=inp.message, channel=session.channel,
-                     language=language, trivial=False, context=context, capture=capture, fixed_answer="",
-                     intent=_handoff_intent(capture.handoff))
+                     language=language, trivial=False, context=context, capture=replace(capture, note=question),
+                     fixed_answer="", intent=_handoff_intent(capture.handoff))
     unasked = None if capture is not None or trivial else followups.unasked_contact(inp.message)
     if unasked is not None:
         return _contact_only_plan(inp, unasked, started=started, session=session, context=context, language=language)
@@ -365,18 +368,18 @@ def _plan_message(inp: TurnInput, *, started: float, session: Session) -> _Plan:
 
 def _contact_only_plan(inp: TurnInput, reply: followups.ContactReply, *, started: float, session: Session,
                        context: followups.SessionContext, language: str) -> _Plan:
-    """A number (and perhaps a name) sent with no hand-off waiting for it. Nothing is looked up (a search would
-    quote whatever mentions "number"): it joins this conversation's recent hand-off; after a question or a
-    complaint the customer wants to hear back, so a person is asked to (a call-back, with what they said); with
-    nothing before it, we ask what it is for."""
+    """The plan for a number (and perhaps a name) sent with no hand-off waiting for it: nothing is looked up."""
+    # A search would quote whatever mentions "number". The number joins this conversation's open hand-off when that
+    # is the latest matter; after a question or a complaint the customer wants to hear back, so a person is asked
+    # to (a call-back, with what they said); with nothing before it, we ask what it is for.
     base = {"started": started, "session": session, "message": inp.message, "channel": session.channel,
             "language": language, "trivial": False, "context": context}
+    topic = context.topic
     earlier = followups.recent_handoff(session=session)
-    if earlier is not None:
+    if earlier is not None and (topic is None or topic.created_at is None or earlier.created_at >= topic.created_at):
         # Another way to reach the customer about a request they made (one that already had a contact).
         return _Plan(**base, fixed_answer="", capture=ContactCapture(handoff=earlier, reply=reply, rest=""),
                      intent=_handoff_intent(earlier))
-    topic = context.topic
     if topic is None:
         return _Plan(**base, fixed_answer=followups.unasked_contact_reply(reply, language=language),
                      intent=intents.IntentResult(intent="other", confidence=1.0, source="rules"))
@@ -735,7 +738,7 @@ def finish_turn(plan: _Plan, *, answer: str, shaped=None, aborted: bool = False)
             Turn.objects.filter(pk=turn.pk).update(meta=meta)
         if plan.capture is not None:
             captured = handoffs.handoff_contact_add(handoff=plan.capture.handoff, contact=plan.capture.reply.contact,
-                                                    name=plan.capture.reply.name, note=plan.capture.rest)
+                                                    name=plan.capture.reply.name, note=plan.capture.note)
             meta["handoff_contact"] = {"id": captured.pk, "kind": captured.kind,
                                        "contact": bool(plan.capture.reply.contact),
                                        "name": bool(plan.capture.reply.name)}

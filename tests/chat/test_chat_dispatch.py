@@ -201,7 +201,8 @@ def test_an_action_inside_a_supposing_clause_is_asked_about_not_requested(messag
                                      "Nataka kughairi miadi yangu ya kesho", "I can't make it tomorrow",
                                      "Can I move my Saturday facial to next week without paying extra?",
                                      "I'd like to pay the deposit to book a facial on Friday",
-                                     "I will miss my appointment tomorrow, please move it"])
+                                     "I will miss my appointment tomorrow, please move it",
+                                     "how much is braids i want to book for saturday"])
 def test_an_action_named_plainly_is_a_request(message):
     assert not intents.asks_about_action(message)
 

@@ -247,6 +247,12 @@ def test_a_length_asked_of_a_booking_is_answered_from_the_row_and_hands_nothing_
     assert "Hot Stone Massage: KES 7,500, 90 minutes" in body["answer"] and not HandoffRequest.objects.exists()
 
 
+def test_a_cost_of_rescheduling_is_not_answered_with_the_services_price(chat, monkeypatch):
+    body = _ask_as(chat, monkeypatch, "reschedule", "How much does it cost if I reschedule my hot stone massage?")
+    assert "facts:services" not in [c["key"] for c in body["citations"]]
+    assert not HandoffRequest.objects.exists()
+
+
 def test_a_duration_question_in_swahili_gets_the_row_in_swahili(chat, monkeypatch):
     body = _ask_as(chat, monkeypatch, "other", "Deep tissue massage inachukua muda gani?", language="sw")
     assert [c["key"] for c in body["citations"]] == ["facts:services"]
@@ -470,6 +476,8 @@ def test_how_much_of_a_thing_is_needed_does_not_ask_the_price(question, asks):
     ("What's the rent for a shop on Oginga Odinga Street?", True), ("bedsitter nyalenda rent", True),
     ("Kodi ya bedsitter Nyalenda ni ngapi?", True), ("What is the bus fare to Kisumu?", True),
     ("Do you rent out tents?", False), ("I want to rent a car", False),  # renting one, not a price
+    ("can u rent me a tent", False), ("Can I please rent tents", False), ("is rent due on the 5th", False),
+    ("pay my rent", False), ("What is the rent a month for a bedsitter?", True),
     ("Is water included in the rent?", False),  # what the rent includes
 ])
 def test_a_comparison_of_costs_and_a_rent_ask_the_price(question, asks):

@@ -405,6 +405,31 @@ def test_another_number_sent_after_a_hand_off_with_a_contact_joins_it_not_a_new_
     assert callback.contact == "0722 000 111, 0733 000 222" and other["intent"] == "other"
 
 
+def test_a_question_or_a_request_sent_with_the_number_is_still_read(chat):
+    _, second = ask(chat, "I'd like to book a hot stone massage on Saturday", "0712 345 678 and what time do you open")
+    assert "facts:hours" in cited(second) and "I've added 0712 345 678" in second["answer"]
+    assert "what time" not in HandoffRequest.objects.get().message  # answered, not noted for the team
+    _, cancel = ask(chat, "I'd like to book a deep tissue massage on Friday", "0722 111 000 actually cancel it")
+    assert cancel["intent"] == "cancel"
+
+
+def test_a_number_after_a_later_question_or_a_closed_hand_off_asks_for_a_call_back(chat):
+    from conversations.models import HandoffStatus
+
+    *_, later = ask(chat, "I'd like to book a hot stone massage on Saturday, call me on 0700 000 001",
+                    "My nails chipped the day after my manicure.", "0711 222 333 its urgent")
+    callback = HandoffRequest.objects.get(kind="callback")
+    assert callback.contact == "0711 222 333" and "nails chipped" in callback.message  # "urgent" is no name
+    assert later["answer"].startswith("Thank you. I've passed your message")
+    # a hand-off staff have closed takes no more numbers: the customer is asked about afresh
+    (first,) = ask(chat, "I'd like to book a facial on Monday, call me on 0700 000 002")
+    HandoffRequest.objects.filter(contact="0700 000 002").update(status=HandoffStatus.DONE)
+    chat(message="0711 000 555", session_id=first["session_id"])
+    assert HandoffRequest.objects.get(contact="0700 000 002").contact == "0700 000 002"
+    # (the call-back carries the numbers of the matter it is about and this one)
+    assert HandoffRequest.objects.filter(kind="callback", contact="0700 000 002, 0711 000 555").exists()
+
+
 def test_details_told_with_the_number_reach_the_hand_off_and_nothing_is_looked_up(chat):
     _, second = ask(chat, "I'd like to book a hot stone massage on Saturday",
                     "It's for my sister in Kiamunyi, 0712 345 678")
