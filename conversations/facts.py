@@ -1159,7 +1159,7 @@ def row_by_meaning(message: str, services: list[ServiceFact]) -> list[str]:
         question, rows = embed_query(read), embed_cached(row_texts(services))
     except EmbeddingError:
         return []
-    cosines = sorted(((sum(a * b for a, b in zip(question, row)), s.name) for row, s in zip(rows, services)),
+    cosines = sorted(((sum(a * b for a, b in zip(question, row)), index) for index, row in enumerate(rows)),
                      reverse=True)
     lead = cosines[0][0] - (cosines[1][0] if len(cosines) > 1 else 0.0)
     if cosines[0][0] < ROW_MEANING_MIN or lead < ROW_MEANING_LEAD:
@@ -1167,7 +1167,7 @@ def row_by_meaning(message: str, services: list[ServiceFact]) -> list[str]:
     # How long something takes is a row's duration: a row without one (a product, a monthly rent) answers no
     # duration question, however close its words are; not even one whose description gives a length, since by
     # meaning alone "Minimum stay 3 months" on a furnished flat's rent answered "how long would the lease be?".
-    best = next(s for s in services if s.name == cosines[0][1])
+    best = services[cosines[0][1]]
     return [best.name] if best.duration_minutes or asks_price(message) else []
 
 

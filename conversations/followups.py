@@ -549,16 +549,6 @@ def unasked_contact_reply(reply: ContactReply, *, language: str) -> str:
     return f"Thank you{name}. What would you like us to help you with?"
 
 
-def callback_reply(reply: ContactReply, *, language: str) -> str:
-    """The thanks for a contact sent after a question or complaint: the team will get back to the customer."""
-    name = f", {reply.name}" if reply.name else ""
-    if language == "sw":
-        return (f"Asante{name}. Nimewapa wenzangu ujumbe wako; watawasiliana nawe hivi punde kupitia "
-                f"{reply.contact}.")
-    return (f"Thank you{name}. I've passed your message to our team; they will get back to you shortly on "
-            f"{reply.contact}.")
-
-
 def acknowledgement(*, kind: str, reply: ContactReply, language: str) -> str:
     """What the customer reads after giving a contact or only a name, in their language."""
     table = _ACK["sw" if language == "sw" else "en"]

@@ -46,15 +46,24 @@ def extract_contacts(text: str) -> list[str]:
     return list(dict.fromkeys(contacts))
 
 
+def merged_contact(*values: str) -> str:
+    """Names, numbers and addresses as one contact line ("Wanjiku, 0712 345 678"), each once, in order."""
+    parts: list[str] = []
+    for value in values:
+        for part in (value or "").split(","):
+            if part.strip() and part.strip() not in parts:
+                parts.append(part.strip())
+    return ", ".join(parts)[:200]
+
+
 def handoff_record(*, kind: str, session: Session, turn: Turn | None, message: str, channel: str,
                    name: str = "") -> HandoffRequest:
     """Store a request for the business to follow up (with the customer's name when they gave it)."""
     details = extract_details(message=message)
-    contact = ", ".join(part for part in (name, details.contact) if part)[:200]
     # The contact stays readable even with REDACT_STORED_MESSAGES: calling the customer back is the point.
     handoff = HandoffRequest.objects.create(kind=kind, session=session, turn=turn, message=stored_text(message),
                                             channel=channel, what=details.what, when_text=details.when_text,
-                                            contact=contact)
+                                            contact=merged_contact(name, details.contact))
     # The business hears about it (staff mail, owner's WhatsApp) once the turn commits; a dotted path in
     # settings, so conversations does not import the channels that deliver the alert.
     if settings.HANDOFF_ANNOUNCER:
@@ -67,11 +76,7 @@ def handoff_contact_add(*, handoff: HandoffRequest, contact: str = "", name: str
     """Attach the phone/e-mail and name a customer gave after the bot asked for them, and their `note`."""
     # Kept readable like the contact above; the note is what else they wrote with them ("it's for my mum in
     # Kiamunyi"), added to the request's message for the team.
-    parts = [part.strip() for part in (handoff.contact or "").split(",") if part.strip()]
-    for value in (name, *contact.split(",")):
-        if value.strip() and value.strip() not in parts:
-            parts.append(value.strip())
-    handoff.contact = ", ".join(parts)[:200]
+    handoff.contact = merged_contact(handoff.contact or "", name, contact)
     fields = ["contact", "updated_at"]
     if note.strip():
         handoff.message = f"{handoff.message}\n{stored_text(note.strip())}"
@@ -89,6 +94,9 @@ _NEXT_STEPS = {
         "cancel": "I've passed your cancellation request to our team. They will confirm it with you shortly{contact}.",
         "reschedule": ("I've passed your request to move your booking to our team. They will confirm a new time "
                        "with you shortly{contact}."),
+        # A call-back is asked for by sending a contact, so it always has one.
+        "callback": ("Thank you{name}. I've passed your message to our team; they will get back to you "
+                     "shortly{contact}."),
         "contact_known": " on {contact}",
         "contact_missing": ". Please share your phone number so they can reach you",
     },
@@ -97,13 +105,14 @@ _NEXT_STEPS = {
         "cancel": "Nimewapa wenzangu ombi lako la kughairi miadi. Watakuthibitishia hivi punde{contact}.",
         "reschedule": ("Nimewapa wenzangu ombi lako la kuhamisha miadi. Watakuthibitishia muda mpya hivi "
                        "punde{contact}."),
+        "callback": "Asante{name}. Nimewapa wenzangu ujumbe wako; watawasiliana nawe hivi punde{contact}.",
         "contact_known": " kupitia {contact}",
         "contact_missing": ". Tafadhali tuma namba yako ya simu ili wakupigie",
     },
 }
 
 
-def next_step_text(*, kind: str, language: str, contact: str, channel: str) -> str:
+def next_step_text(*, kind: str, language: str, contact: str, channel: str, name: str = "") -> str:
     """What happens next, in the customer's language (WhatsApp already knows the number)."""
     table = _NEXT_STEPS["sw" if language == "sw" else "en"]
     if contact:
@@ -112,4 +121,4 @@ def next_step_text(*, kind: str, language: str, contact: str, channel: str) -> s
         suffix = ""
     else:
         suffix = table["contact_missing"]
-    return table[kind].format(contact=suffix)
+    return table[kind].format(contact=suffix, name=f", {name}" if name else "")

@@ -183,7 +183,8 @@ def asks_about_action(text: str) -> bool:
         clause = _CLAUSE_END.split(lowered[:action.start()])[-1]
         if _SUPPOSING.search(clause) or _NEED_ASKED.search(clause) or _AFTER_ACTION.match(lowered[action.end():]):
             continue
-        if _HOW_MUCH.search(clause) and not _WANTS.search(clause[_HOW_MUCH.search(clause).end():]):
+        how = _HOW_MUCH.search(clause)
+        if how and not _WANTS.search(clause[how.end():]):
             continue
         if not (_PAID_FOR.search(clause) and not _EN_REQUEST.search(clause)):
             return False

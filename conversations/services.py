@@ -114,7 +114,9 @@ class _Plan:
     retrieval: Retrieval | None = None
     facts: Facts | None = None
     handoff_kind: str | None = None
-    handoff_note: str = ""  # what the hand-off records when it is more than this message (a call-back's matter)
+    # What the hand-off records when it is more than this message (a call-back's matter), and the customer's name.
+    handoff_note: str = ""
+    handoff_name: str = ""
     # Set when the answer needs no provider: small talk, a refusal, a hand-off with nothing to quote.
     fixed_answer: str | None = None
     refusal_reason: str | None = None
@@ -384,7 +386,7 @@ def _contact_only_plan(inp: TurnInput, reply: followups.ContactReply, *, started
         return _Plan(**base, fixed_answer=followups.unasked_contact_reply(reply, language=language),
                      intent=intents.IntentResult(intent="other", confidence=1.0, source="rules"))
     return _Plan(**base, handoff_kind=HandoffKind.CALLBACK, handoff_note=f"{topic.message}\n{inp.message}",
-                 fixed_answer=followups.callback_reply(reply, language=language),
+                 handoff_name=reply.name, fixed_answer="",
                  intent=intents.IntentResult(intent="other", confidence=1.0, source="context"))
 
 
@@ -727,12 +729,9 @@ def finish_turn(plan: _Plan, *, answer: str, shaped=None, aborted: bool = False)
             input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost, latency_ms=latency_ms,
             refusal_reason=plan.refusal_reason or "", meta=meta)
         if plan.handoff_kind:
-            # A call-back's message is only the contact: the name in it is the customer's (a booking's words
-            # are not searched for one, "I'm keen on..." is no name).
-            name = followups.contact_in(plan.message).name if plan.handoff_kind == HandoffKind.CALLBACK else ""
             handoff = handoffs.handoff_record(kind=plan.handoff_kind, session=session, turn=turn,
                                               message=plan.handoff_note or plan.message, channel=plan.channel,
-                                              name=name)
+                                              name=plan.handoff_name)
             meta["handoff"] = {"id": handoff.pk, "kind": handoff.kind, "status": handoff.status}
             _await_contact(meta, handoff=handoff, channel=plan.channel)
             Turn.objects.filter(pk=turn.pk).update(meta=meta)
@@ -807,10 +806,10 @@ def _telemetry(plan: _Plan, *, turn: Turn, meta: dict, citations: list[dict], sh
 
 def _compose_fixed(plan: _Plan) -> str:
     text = plan.fixed_answer or ""
-    if plan.handoff_kind in intents.ACTION_INTENTS:  # a call-back's thanks already says what happens next
+    if plan.handoff_kind:
         details = handoffs.extract_details(message=plan.message)
         step = handoffs.next_step_text(kind=plan.handoff_kind, language=plan.language, contact=details.contact,
-                                       channel=plan.channel)
+                                       channel=plan.channel, name=plan.handoff_name)
         text = f"{text}\n\n{step}".strip() if text else step
     return _with_acknowledgement(plan, text)
 
@@ -825,7 +824,7 @@ def _with_acknowledgement(plan: _Plan, answer: str) -> str:
 
 def _with_next_step(plan: _Plan, answer: str) -> str:
     answer = _with_acknowledgement(plan, answer)
-    if plan.handoff_kind not in intents.ACTION_INTENTS:
+    if not plan.handoff_kind:
         return answer
     details = handoffs.extract_details(message=plan.message)
     step = handoffs.next_step_text(kind=plan.handoff_kind, language=plan.language, contact=details.contact,
