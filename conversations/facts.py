@@ -413,12 +413,18 @@ _GENERIC_TOKENS = frozenset({"and", "the", "a", "of", "with", "for"})
 _PRICE_QUESTION = re.compile(
     r"\bhow\s+much\b|\bprices?\b|\bpriced\b|\bpricing\b|\bcosts?\b|\bcosting\b|\bcharges?\b|\bfees?\b"
     r"|\brates?\b|\bbei\b|\bgharama\b|\bkiasi\s+gani\b|\bpesa\s+ngapi\b|\bshilingi\s+ngapi\b"
-    # Which of two costs less asks both prices; "the rent", "rent for a bedsitter" is a letting's price (renting
-    # one, "rent a car", "rent out tents", is not a price asked).
-    r"|\bcheaper\b|\bcheapest\b|\b(more|most|less|least)\s+expensive\b|\bfares?\b|\bkodi\s+ya\b"
+    # "the rent", "rent for a bedsitter" is a letting's price (renting one, "rent a car", "rent out tents", is not
+    # a price asked). A comparison of prices is _COMPARED_PRICES.
+    r"|\bcheapest\b(?!\s+(?:way|option|time|day)s?\b)|\b(?:most|least)\s+expensive\b|\bfares?\b|\bkodi\s+ya\b"
     r"|(?<!\bto )(?<!\byou )(?<!\bwe )(?<!\bi )(?<!\bu )(?<!\bi'd )(?<!\bplease )(?<!\bmy )(?<!\bpay )\brent\b"
     r"(?!\s+(out|an|the|my|our|your|it|them|one|some|this|that|me|us|due)\b)(?!\s+a\s+(?!month|week|night|day)\w)",
     re.I)
+# Which of two things costs less asks both prices ("Which is cheaper, the 2 day or the 3 day?", "Is the shared
+# boat cheaper than the private one?"); a cheaper deal, a cheaper way or time ("cheaper if I come late?", "cheaper
+# to pay for the term?") and why one costs more ask about a policy or a reason, not a row's price.
+_COMPARED_PRICES = re.compile(r"\b(?:cheaper|dearer|(?:more|less)\s+expensive)\b", re.I)
+_COMPARISON_OF_THINGS = re.compile(r"\bwhich\b|\bthan\b", re.I)
+_ASKS_WHY = re.compile(r"\bwhy\b", re.I)
 _DURATION_QUESTION = re.compile(
     r"\bhow\s+long\b|\bduration\b|\bhow\s+many\s+(minutes|mins|hours|hrs)\b|\bmuda\s+(gani|wa|ngapi)\b"
     r"|\bdakika\s+ngapi\b|\bsaa\s+ngapi\s+(ku|kwa)", re.I)
@@ -835,9 +841,15 @@ def asks_price(message: str) -> bool:
     """Whether a message asks what something costs ("how much", "price", "bei", "gharama"), not what a price
     includes nor how much of a thing is needed."""
     text = _QUANTITY_ASKED.sub(" ", message or "")
-    if not _PRICE_QUESTION.search(text):
+    if not _PRICE_QUESTION.search(text) and not _compares_prices(text):
         return False
     return not _INCLUSION.search(text) or bool(_AMOUNT_ASKED.search(text))
+
+
+def _compares_prices(text: str) -> bool:
+    """Whether a message asks which of the things it names costs less or more."""
+    return (bool(_COMPARED_PRICES.search(text)) and bool(_COMPARISON_OF_THINGS.search(text))
+            and not _ASKS_WHY.search(text))
 
 
 # Charges a business sets by policy, not by service: "how much deposit for knotless braids?" asks the deposit,

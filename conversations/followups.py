@@ -479,12 +479,23 @@ def _without_contacts(text: str) -> str:
 
 
 def _bare_name(text: str) -> str:
-    """One to three capitalised words that are not request words ("Wanjiru Kamau"), else ""."""
-    words = text.strip(" ,.;:!-").split()
-    if (1 <= len(words) <= 3 and all(re.fullmatch(r"[A-ZÀ-Þ][a-zà-ÿ'-]+", word) for word in words)
-            and not any(word.lower() in _FUNCTION or word.lower() in _NOT_NAMES for word in words)):
-        return " ".join(words)
+    """One to three capitalised words that are not request words ("Wanjiru Kamau"), or two such names joined
+    ("Wanjiru and Kevin", "Wanjiru na Kevin": a couple writing together), else ""."""
+    text = text.strip(" ,.;:!-")
+    people = _JOINED_NAMES.split(text)
+    if len(people) <= 2 and all(_one_name(person) for person in people):
+        return " ".join(text.split())
     return ""
+
+
+_JOINED_NAMES = re.compile(r"\s+(?:and|na|&)\s+")
+
+
+def _one_name(text: str) -> bool:
+    """One to three capitalised words, none of them a request or function word."""
+    words = text.split()
+    return (1 <= len(words) <= 3 and all(re.fullmatch(r"[A-ZÀ-Þ][a-zà-ÿ'-]+", word) for word in words)
+            and not any(word.lower() in _FUNCTION or word.lower() in _NOT_NAMES for word in words))
 
 
 def gives_only_who(message: str) -> bool:

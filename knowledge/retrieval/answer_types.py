@@ -15,7 +15,8 @@ _TYPE_ASKED = {
                         r"kiasi gani)\b"),
     "time": re.compile(r"\b(what time|which time|when do you (open|close)|opening|closing|open on|open at|"
                        r"close on|close at|how late|how early|until when|saa ngapi|mnafungua|mnafunga|"
-                       r"mko wazi|lini)\b"),
+                       # "what's the latest I can bring it in?", "the earliest time you can come"
+                       r"the (latest|earliest) (i|we|you|u|time)|mko wazi|lini)\b"),
     "duration": re.compile(r"\b(how long|duration|how many (minutes|hours|days|weeks)|muda gani|itachukua|"
                            r"inachukua|dakika ngapi|siku ngapi)\b"),
     "place": re.compile(r"\b(where|located|location|address|directions|how do i (get|find)|wapi|mahali|"

@@ -32,7 +32,8 @@ WORDS: dict[str, str] = {
     "pesa": "money payment", "malipo": "payment", "amana": "deposit", "dhamana": "deposit guarantee warranty",
     "punguzo": "discount", "ofa": "offer discount", "zawadi": "gift present", "vocha": "voucher",
     "kadi": "card", "benki": "bank", "taslimu": "cash", "risiti": "receipt", "ankara": "invoice bill",
-    "bili": "bill", "ada": "fee charge", "faini": "fine penalty fee", "ushuru": "tax", "kodi": "tax rent",
+    "bili": "bill", "ada": "fee charge", "karo": "fees school", "awamu": "instalments instalment",
+    "faini": "fine penalty fee", "ushuru": "tax", "kodi": "tax rent",
     "bahashishi": "tip gratuity", "tipu": "tip", "bakshishi": "tip gratuity", "chenji": "change",
     "mkopo": "credit loan", "bima": "insurance", "uanachama": "membership", "mwanachama": "member",
     # booking
@@ -55,7 +56,7 @@ WORDS: dict[str, str] = {
     "vifurushi": "parcels packages", "bahasha": "envelope",
     # facilities
     "choo": "toilet washroom", "vyoo": "toilets washrooms", "bafu": "bathroom shower",
-    "kuoga": "shower bathe", "bwawa": "pool", "kabati": "locker cupboard", "kiti": "chair seat",
+    "kuoga": "shower bathe", "bwawa": "pool", "kabati": "locker cupboard cabinet wardrobe", "kiti": "chair seat",
     "viti": "chairs seats", "chumba": "room", "vyumba": "rooms", "kitanda": "bed", "vitanda": "beds",
     "lifti": "lift elevator",
     "ngazi": "stairs", "stima": "electricity power", "umeme": "electricity electric",
@@ -168,7 +169,8 @@ WORDS: dict[str, str] = {
     "mvua": "rain", "matope": "mud", "rangi": "colour paint", "kamera": "camera", "fupi": "short",
     "nzito": "heavy thick", "mazito": "heavy thick", "mbao": "timber wood", "vipimo": "measurements size tests",
     "kipimo": "measurement size test", "saruji": "cement", "msingi": "foundation", "cheche": "sparks",
-    "kibanda": "shed shelter", "kufuli": "padlock lock", "makabati": "lockers cupboards", "pointi": "points",
+    "kibanda": "shed shelter", "kufuli": "padlock lock", "makabati": "lockers cupboards cabinets wardrobes",
+    "pointi": "points",
     "mnakata": "cut", "kukata": "cut", "mnafua": "wash laundry clean",
     # sport and health
     "mazoezi": "exercise training workout practice", "michezo": "sports", "ndondi": "boxing",

@@ -282,10 +282,11 @@ def _lead_with_place(result: Retrieval, pool: list[Candidate], *, question: str,
     is mostly the other part's, and that part shares no word with an address."""
     parts = message_parts(question)
     if len(parts) < 2:
-        # "Where is your shop?": the snippet titled for the place among the closest, before one that says "shop"
+        # "Where is your shop?": the snippet titled for the place, before one that says "shop"; anywhere in the
+        # pool, as for a part ("Where is the college located?" sits nearer the college's story by meaning)
         if asks_where(question):
-            _lead_with(result, where_the_business_is(pool, question=question, words=tokens(question)),
-                       why="place_lead")
+            _lead_with(result, where_the_business_is(pool, question=question, words=tokens(question),
+                                                     top=len(pool)), why="place_lead")
         return
     holder = place_for_a_part(pool, question=question)
     if holder is None:

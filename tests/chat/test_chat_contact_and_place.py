@@ -267,3 +267,21 @@ def test_where_the_business_is_comes_before_where_it_goes():
             SimpleNamespace(key="shop", title="Where to find our shop", similarity=0.4)]
     question = "Where is your shop in Kisumu?"
     assert where_the_business_is(pool, question=question, words=tokens(question)).key == "shop"
+
+
+def test_where_is_the_college_leads_with_the_place_even_below_the_closest_by_meaning(kb, mode):
+    mode("hybrid")
+    kb(key="story", title="About Bidii College",
+       body="Bidii Computer College was started in 2011 with one room and eight second-hand computers above a shop on "
+            "Commercial Street; today the college trains 600 students a year.")
+    kb(key="courses", title="Courses at the college",
+       body="The college offers computer packages, graphic design, web design and computerised accounting courses.")
+    kb(key="enrol", title="How to enrol at the college",
+       body="To join the college, bring your ID, your KCSE certificate and a passport photo to the front office.")
+    kb(key="facilities", title="College facilities",
+       body="The college has three computer labs, a library and free Wi-Fi for every student.")
+    kb(key="location", title="Where to find us",
+       body="We are on the second floor of Mugo House, Kenyatta Highway, opposite the Thika Post Office.")
+    result = _turn("Where is the college located?")
+    assert result.refusal_reason is None
+    assert result.citations[0]["key"] == "location" and "Mugo House" in result.answer

@@ -473,6 +473,11 @@ def test_how_much_of_a_thing_is_needed_does_not_ask_the_price(question, asks):
 
 @pytest.mark.parametrize("question, asks", [
     ("Which is cheaper, the Swahili buffet or the premium one?", True),  # both prices asked
+    ("Is the shared boat less expensive than the private one?", True), ("What's your cheapest package?", True),
+    # a cheaper deal, way or time, and why one costs more, ask a policy or a reason, not a row's price
+    ("Is there a cheaper deal for students?", False), ("Do the pastries go any cheaper towards evening?", False),
+    ("Why is the gold wash more expensive than the silver wash?", False),
+    ("Is it cheaper to pay for the whole month?", False), ("What's the cheapest way to send a parcel?", False),
     ("What's the rent for a shop on Oginga Odinga Street?", True), ("bedsitter nyalenda rent", True),
     ("Kodi ya bedsitter Nyalenda ni ngapi?", True), ("What is the bus fare to Kisumu?", True),
     ("Do you rent out tents?", False), ("I want to rent a car", False),  # renting one, not a price

@@ -373,6 +373,15 @@ def test_a_number_sent_first_is_not_taken_as_a_contact(chat):
     assert not Event.objects.filter(name="knowledge_gap_candidate").exists()  # a number asks the knowledge nothing
 
 
+def test_two_names_written_together_beside_the_number_reach_the_hand_off(chat):
+    # a couple writing together names both; "Thanks and bye" names no one
+    _, reply = ask(chat, "I'd like to book a couples massage on Saturday", "Wanjiru and Kevin, 0712 884 503")
+    assert reply["answer"].startswith("Thank you, Wanjiru and Kevin. I've added 0712 884 503 to your booking")
+    assert HandoffRequest.objects.get().contact == "Wanjiru and Kevin, 0712 884 503"
+    assert followups.contact_in("Wanjiru na Kevin 0712884503").name == "Wanjiru na Kevin"
+    assert followups.contact_in("Thanks and bye").name == ""
+
+
 def test_a_name_and_number_sent_after_a_complaint_ask_the_team_to_call_back(chat):
     first, second = ask(chat, "The massage oil left a rash on my arms after my visit on Monday.",
                         "Wanjiku Mwangi, 0798 115 642")

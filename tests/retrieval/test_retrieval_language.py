@@ -28,6 +28,9 @@ def test_the_glossary_translates_words_and_verb_stems_and_keeps_loanwords():
     assert "park" in expand_swahili("Kuna mahali pa kuegesha gari?").text
     assert "parcel" in expand_swahili("Bei ya kutuma mzigo wa kilo 2 ni ngapi?").text
     assert "private" in expand_swahili("na boti binafsi je?").text
+    assert "instalments" in expand_swahili("Naweza kulipa karo kwa awamu?").text
+    assert "fees" in expand_swahili("Naweza kulipa karo kwa awamu?").text
+    assert "cabinet" in expand_swahili("Mnatengeneza kabati za jikoni?").text
     # the business bringing something delivers it; the customer bringing it does not
     assert "deliver" in expand_swahili("Mnaleta maji hadi Njoro?").text
     assert "deliver" not in expand_swahili("Nikileta spare yangu mtaniwekea?").text

@@ -21,6 +21,7 @@ TRAYS = Cand(title="How trays are packed",
     ("What time do you open on Sunday?", {"time"}), ("Mnafungua saa ngapi Jumamosi?", {"time"}),
     ("How long does a deep clean take?", {"duration"}), ("Where are you located?", {"place"}),
     ("Mko wapi?", {"place"}), ("Do you have wifi?", set()),
+    ("What's the latest I can bring my car in?", {"time"}), ("Do you stock the latest iPhone?", set()),
 ])
 def test_it_reads_the_answer_type_a_question_asks_for(question, types):
     assert answer_types(question) == types
