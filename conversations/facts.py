@@ -50,6 +50,8 @@ for _number in range(1, 13):
     _MONTH_LOOKUP[MONTHS_EN[_number][:3].lower()] = _number
     _MONTH_LOOKUP[MONTHS_SW[_number].lower()] = _number
 _MONTH_LOOKUP["sept"] = 9
+# Swahili months as customers often spell them ("Disemba", "Febuari").
+_MONTH_LOOKUP.update({"disemba": 12, "febuari": 2})
 
 # Fixed-date days most businesses treat specially; matched even when the owner has not entered them,
 # so "are you open on Christmas Eve?" resolves to a date whose hours we can then look up.
@@ -458,7 +460,10 @@ _UNITS = {"kilo": "kg", "kilos": "kg", "kgs": "kg", "kilogram": "kg", "kilograms
           "liters": "litre", "litres": "litre", "ltr": "litre", "ltrs": "litre", "l": "litre", "hrs": "hour",
           "hr": "hour", "hours": "hour", "mins": "minute", "min": "minute", "minutes": "minute", "pcs": "piece",
           "pieces": "piece", "pc": "piece"}
-_UNIT_WORDS = frozenset(_UNITS.values()) | {"per", "kva", "kw", "w", "v", "ah", "mah", "g", "ml", "cm", "inch"}
+# ...and how a thing is sold ("per person", "per guest", "per head"): "the standard buffet per person" names the
+# buffet sold per guest, not the day package sold per person.
+_UNIT_WORDS = frozenset(_UNITS.values()) | {"per", "kva", "kw", "w", "v", "ah", "mah", "g", "ml", "cm", "inch",
+                                             "person", "guest", "head", "pax"}
 # Sizes as customers say them and as owners name rows: "the big one" is the "Large" row.
 _SIZES = {"big": "large", "bigger": "larger", "biggest": "largest", "little": "small"}
 _RANGE = re.compile(r"(\d+)\s*(?:-|to|hadi)\s*(\d+)")

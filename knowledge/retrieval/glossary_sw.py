@@ -54,6 +54,7 @@ WORDS: dict[str, str] = {
     # the business bringing something is a delivery ("mnaleta maji?"); the customer bringing it is not ("nikileta")
     "mnaleta": "deliver bring", "mtaleta": "deliver bring", "analeta": "deliver bring", "wanaleta": "deliver bring",
     "vifurushi": "parcels packages", "bahasha": "envelope",
+    "gitaa": "guitar", "magitaa": "guitars", "ngoma": "drum drums",
     # facilities
     "choo": "toilet washroom", "vyoo": "toilets washrooms", "bafu": "bathroom shower",
     "kuoga": "shower bathe", "bwawa": "pool", "kabati": "locker cupboard cabinet wardrobe", "kiti": "chair seat",

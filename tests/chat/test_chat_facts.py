@@ -140,6 +140,8 @@ def test_weekday_words_in_english_swahili_and_whatsapp_spelling(tenant):
     assert resolve_dates("open tomorrow?", today=today) == [(date(2026, 6, 11), "tomorrow")]
     assert resolve_dates("mko wazi leo?", today=today) == [(date(2026, 6, 10), "leo")]
     assert resolve_dates("What about Wednesday?", today=today) == [(date(2026, 6, 10), "Wednesday")]
+    # a month as customers often spell it in Swahili
+    assert resolve_dates("Mtafungua tarehe 24 Disemba?", today=today)[0][0] == date(2026, 12, 24)
 
 
 def test_weekdays_are_monday_to_friday(tenant):

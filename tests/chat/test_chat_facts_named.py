@@ -433,6 +433,13 @@ def test_how_much_extra_asks_an_amount_and_names_no_extra_row():
     assert named_services("How much is an extra waiter?", rows) == [rows[0].name]
 
 
+def test_how_a_thing_is_sold_names_no_row():
+    # "per person" is how the buffet is sold too: the day package sold per person is not asked for
+    rows = [_fact("Corporate Day Package (per person)", "3800", 480),
+            _fact("Standard Buffet (per guest)", "2300", None), _fact("Premium Buffet (per guest)", "3200", None)]
+    assert named_services("How much is the standard buffet per person?", rows) == [rows[1].name]
+
+
 def test_a_row_without_a_duration_answers_no_duration_question_by_meaning():
     rows = [_fact("Furnished One-Bedroom, Milimani (monthly rent)", "40000", None,
                   "Fully furnished one-bedroom with Wi-Fi. Minimum stay 3 months."),

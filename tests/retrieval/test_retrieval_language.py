@@ -31,6 +31,7 @@ def test_the_glossary_translates_words_and_verb_stems_and_keeps_loanwords():
     assert "instalments" in expand_swahili("Naweza kulipa karo kwa awamu?").text
     assert "fees" in expand_swahili("Naweza kulipa karo kwa awamu?").text
     assert "cabinet" in expand_swahili("Mnatengeneza kabati za jikoni?").text
+    assert "guitar" in expand_swahili("Bei ya gitaa ya watoto ni ngapi?").text
     # the business bringing something delivers it; the customer bringing it does not
     assert "deliver" in expand_swahili("Mnaleta maji hadi Njoro?").text
     assert "deliver" not in expand_swahili("Nikileta spare yangu mtaniwekea?").text
