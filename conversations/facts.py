@@ -449,7 +449,7 @@ a an the and or but if then so to of in on at by for with from about as is are w
 have has had i me my we our us you your he she it its they them their this that these those there here what which
 who when where why how can could would should will shall may might must not no yes any some all each more most
 such only own same than too very just also please hi hello hey thanks thank ok okay get got want need like know
-tell let one one's i'm i'd you're new
+tell let one one's i'm i'd you're new bring come
 je ni na ya wa kwa za la cha vya kuna nini gani wapi lini vipi kama au lakini pia tu sana hii hiyo huu hapo hapa
 mimi wewe sisi yangu yako yetu tafadhali naomba nataka ningependa naweza unaweza mnaweza habari asante mna
 """.split())
@@ -682,6 +682,7 @@ class _Candidate:
     by_description: frozenset[int]  # ... that only its description accounts for
     exact: int  # question words the name uses exactly ("ironing" for "Ironing Only", not "Iron")
     name_words: frozenset[str]
+    headed: bool = False  # the question says the thing the name is ("tank" for "Plastic Water Tank 5,000 L")
 
     @property
     def accounts(self) -> frozenset[int]:
@@ -731,10 +732,20 @@ def _candidates(groups: list[tuple[str, ...]], services: list[ServiceFact], *,
             continue
         by_description = {index for index, group in enumerate(groups) if index not in by_name
                           and any(_same_word(word, d) for word in group for d in description)}
+        head = _head_word(service.name)
         found.append(_Candidate(name=service.name, by_name=frozenset(by_name),
                                 by_description=frozenset(by_description), exact=exact,
-                                name_words=frozenset(tokens)))
+                                name_words=frozenset(tokens),
+                                headed=bool(head) and any(_same_word(w, head) for g in groups for w in g)))
     return found
+
+
+def _head_word(name: str) -> str:
+    """The last naming word of a row's name before its qualifiers: what the row is ("Steel Tank Tower (3 m, for up
+    to 5,000 L)" is a tower, "Plastic Water Tank 5,000 L" a tank)."""
+    words = [w for w in _words(re.split(r"[(\[,:]| - | for | with ", name, maxsplit=1)[0])
+             if w not in _UNIT_WORDS and not w.isdigit() and w not in _GENERIC_TOKENS]
+    return words[-1] if words else ""
 
 
 def match_services(text: str, services: list[ServiceFact], *, common: frozenset[str] = frozenset()) -> list[str]:
@@ -775,7 +786,9 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool, commo
     business = {index for index in named_by_rows if all(word in common for word in groups[index])}
     if len(business) == len(groups):
         business = set()
-    winners = [c for c in candidates if not any(_beats(other, c, business) for other in candidates)]
+    # Only a question that must be about rows ends a tie by what the rows are: a mention ("Can you fix glasses?")
+    # keeps every row it may mean.
+    winners = [c for c in candidates if not any(_beats(other, c, business, heads=whole) for other in candidates)]
     # A number no row accounts for is how many the customer wants ("How much for 200 chairs?"), not a name.
     accounted = set().union(*(c.accounts for c in winners))
     quantities = sum(1 for index, group in enumerate(groups)
@@ -795,7 +808,7 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool, commo
     return [s.name for s in services if s.name in chosen]
 
 
-def _beats(other: _Candidate, c: _Candidate, weak: set[int]) -> bool:
+def _beats(other: _Candidate, c: _Candidate, weak: set[int], *, heads: bool = False) -> bool:
     """Whether `other` is more the row asked about than `c`, on the question's words outside `weak` first."""
     if weak:
         strong = [(frozenset(x.by_name - weak), frozenset(x.by_description - weak)) for x in (other, c)]
@@ -805,8 +818,11 @@ def _beats(other: _Candidate, c: _Candidate, weak: set[int]) -> bool:
         return True
     if (other.by_name, other.by_description) != (c.by_name, c.by_description):
         return False
-    # Same words matched: the exact spelling wins, then the plainer name ("Wash & Fold" over "Express Wash & Fold"
-    # when the customer did not say express).
+    # Same words matched: the row that is the thing said wins ("a 5000 litre tank": the tank, not the tank's tower),
+    # then the exact spelling, then the plainer name ("Wash & Fold" over "Express Wash & Fold" when the customer did
+    # not say express).
+    if heads and other.headed != c.headed:
+        return other.headed
     return other.exact > c.exact or (other.exact == c.exact and other.name_words < c.name_words)
 
 

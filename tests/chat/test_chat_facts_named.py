@@ -440,6 +440,16 @@ def test_how_a_thing_is_sold_names_no_row():
     assert named_services("How much is the standard buffet per person?", rows) == [rows[1].name]
 
 
+def test_a_tie_goes_to_the_row_that_is_the_thing_asked_about():
+    rows = [_fact("Plastic Water Tank 5,000 L", "52000", None), _fact("Plastic Water Tank 10,000 L", "85000", None),
+            _fact("Steel Tank Tower (3 m, for up to 5,000 L)", "68000", None),
+            _fact("Rig Mobilisation and Demobilisation (within 40 km)", "80000", None)]
+    assert named_services("how much for a 5000 litre tank", rows) == [rows[0].name]
+    assert named_services("how much is a tower for a 5000 litre tank?", rows) == [rows[2].name]
+    # bringing the rig is its mobilisation: "bring" names nothing
+    assert named_services("How much do you charge to bring the rig?", rows) == [rows[3].name]
+
+
 def test_a_row_without_a_duration_answers_no_duration_question_by_meaning():
     rows = [_fact("Furnished One-Bedroom, Milimani (monthly rent)", "40000", None,
                   "Fully furnished one-bedroom with Wi-Fi. Minimum stay 3 months."),
