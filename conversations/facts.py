@@ -786,9 +786,10 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool, commo
     business = {index for index in named_by_rows if all(word in common for word in groups[index])}
     if len(business) == len(groups):
         business = set()
-    # Only a question that must be about rows ends a tie by what the rows are: a mention ("Can you fix glasses?")
-    # keeps every row it may mean.
-    winners = [c for c in candidates if not any(_beats(other, c, business, heads=whole) for other in candidates)]
+    # Only a question that must be about rows, and that the tied names say all of, ends a tie by what the rows are:
+    # a mention ("Can you fix glasses?") keeps every row it may mean, and "vegeterian menu" is not the children's.
+    heads = len(groups) if whole else 0
+    winners = [c for c in candidates if not any(_beats(other, c, business, heads=heads) for other in candidates)]
     # A number no row accounts for is how many the customer wants ("How much for 200 chairs?"), not a name.
     accounted = set().union(*(c.accounts for c in winners))
     quantities = sum(1 for index, group in enumerate(groups)
@@ -808,7 +809,7 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool, commo
     return [s.name for s in services if s.name in chosen]
 
 
-def _beats(other: _Candidate, c: _Candidate, weak: set[int], *, heads: bool = False) -> bool:
+def _beats(other: _Candidate, c: _Candidate, weak: set[int], *, heads: int = 0) -> bool:
     """Whether `other` is more the row asked about than `c`, on the question's words outside `weak` first."""
     if weak:
         strong = [(frozenset(x.by_name - weak), frozenset(x.by_description - weak)) for x in (other, c)]
@@ -821,7 +822,7 @@ def _beats(other: _Candidate, c: _Candidate, weak: set[int], *, heads: bool = Fa
     # Same words matched: the row that is the thing said wins ("a 5000 litre tank": the tank, not the tank's tower),
     # then the exact spelling, then the plainer name ("Wash & Fold" over "Express Wash & Fold" when the customer did
     # not say express).
-    if heads and other.headed != c.headed:
+    if heads and other.headed != c.headed and len(other.by_name) == heads:
         return other.headed
     return other.exact > c.exact or (other.exact == c.exact and other.name_words < c.name_words)
 

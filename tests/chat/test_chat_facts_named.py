@@ -446,6 +446,10 @@ def test_a_tie_goes_to_the_row_that_is_the_thing_asked_about():
             _fact("Rig Mobilisation and Demobilisation (within 40 km)", "80000", None)]
     assert named_services("how much for a 5000 litre tank", rows) == [rows[0].name]
     assert named_services("how much is a tower for a 5000 litre tank?", rows) == [rows[2].name]
+    # the tie is ended only when the names say all the question does
+    menus = [_fact("Menu Tasting Session (up to 3 people)", "3000", 60),
+             _fact("Children's Menu (per child, 4 to 11 years)", "900", None)]
+    assert len(named_services("do u hav vegeterian menu", menus)) != 1
     # bringing the rig is its mobilisation: "bring" names nothing
     assert named_services("How much do you charge to bring the rig?", rows) == [rows[3].name]
 
