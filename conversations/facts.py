@@ -415,9 +415,9 @@ _GENERIC_TOKENS = frozenset({"and", "the", "a", "of", "with", "for"})
 _PRICE_QUESTION = re.compile(
     r"\bhow\s+much\b|\bprices?\b|\bpriced\b|\bpricing\b|\bcosts?\b|\bcosting\b|\bcharges?\b|\bfees?\b"
     r"|\brates?\b|\bbei\b|\bgharama\b|\bkiasi\s+gani\b|\bpesa\s+ngapi\b|\bshilingi\s+ngapi\b"
-    # "the rent", "rent for a bedsitter" is a letting's price (renting one, "rent a car", "rent out tents", is not
-    # a price asked). A comparison of prices is _COMPARED_PRICES.
+    # the cheapest thing (not the cheapest way or time); a comparison of two is _COMPARED_PRICES
     r"|\bcheapest\b(?!\s+(?:way|option|time|day)s?\b)|\b(?:most|least)\s+expensive\b|\bfares?\b|\bkodi\s+ya\b"
+    # "the rent", "rent for a bedsitter" is a letting's price (renting one, "rent a car", "rent out tents", is not)
     r"|(?<!\bto )(?<!\byou )(?<!\bwe )(?<!\bi )(?<!\bu )(?<!\bi'd )(?<!\bplease )(?<!\bmy )(?<!\bpay )\brent\b"
     r"(?!\s+(out|an|the|my|our|your|it|them|one|some|this|that|me|us|due)\b)(?!\s+a\s+(?!month|week|night|day)\w)",
     re.I)
@@ -740,11 +740,11 @@ def _candidates(groups: list[tuple[str, ...]], services: list[ServiceFact], *,
     return found
 
 
+@lru_cache(maxsize=1024)
 def _head_word(name: str) -> str:
     """The last naming word of a row's name before its qualifiers: what the row is ("Steel Tank Tower (3 m, for up
-    to 5,000 L)" is a tower, "Plastic Water Tank 5,000 L" a tank)."""
-    words = [w for w in _words(re.split(r"[(\[,:]| - | for | with ", name, maxsplit=1)[0])
-             if w not in _UNIT_WORDS and not w.isdigit() and w not in _GENERIC_TOKENS]
+    to 5,000 L)" is a tower, "Plastic Water Tank 5,000 L" a tank). Cached: the rows' names recur every turn."""
+    words = _name_words_in_order(re.split(r"[(\[,:]| - | for | with ", name, maxsplit=1)[0])
     return words[-1] if words else ""
 
 
@@ -788,8 +788,8 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool, commo
         business = set()
     # Only a question that must be about rows, and that the tied names say all of, ends a tie by what the rows are:
     # a mention ("Can you fix glasses?") keeps every row it may mean, and "vegeterian menu" is not the children's.
-    heads = len(groups) if whole else 0
-    winners = [c for c in candidates if not any(_beats(other, c, business, heads=heads) for other in candidates)]
+    said_all = len(groups) if whole else 0
+    winners = [c for c in candidates if not any(_beats(other, c, business, said_all=said_all) for other in candidates)]
     # A number no row accounts for is how many the customer wants ("How much for 200 chairs?"), not a name.
     accounted = set().union(*(c.accounts for c in winners))
     quantities = sum(1 for index, group in enumerate(groups)
@@ -809,8 +809,9 @@ def _best_services(text: str, services: list[ServiceFact], *, whole: bool, commo
     return [s.name for s in services if s.name in chosen]
 
 
-def _beats(other: _Candidate, c: _Candidate, weak: set[int], *, heads: int = 0) -> bool:
-    """Whether `other` is more the row asked about than `c`, on the question's words outside `weak` first."""
+def _beats(other: _Candidate, c: _Candidate, weak: set[int], *, said_all: int = 0) -> bool:
+    """Whether `other` is more the row asked about than `c`, on the question's words outside `weak` first.
+    `said_all`: how many words a name must say for the head word to end a tie (0: it never does)."""
     if weak:
         strong = [(frozenset(x.by_name - weak), frozenset(x.by_description - weak)) for x in (other, c)]
         if strong[0] != strong[1]:
@@ -822,7 +823,7 @@ def _beats(other: _Candidate, c: _Candidate, weak: set[int], *, heads: int = 0) 
     # Same words matched: the row that is the thing said wins ("a 5000 litre tank": the tank, not the tank's tower),
     # then the exact spelling, then the plainer name ("Wash & Fold" over "Express Wash & Fold" when the customer did
     # not say express).
-    if heads and other.headed != c.headed and len(other.by_name) == heads:
+    if said_all and other.headed != c.headed and len(other.by_name) == said_all:
         return other.headed
     return other.exact > c.exact or (other.exact == c.exact and other.name_words < c.name_words)
 
@@ -1017,8 +1018,13 @@ def _only_names_rows(piece: str, services: list[ServiceFact]) -> bool:
 def kind_words(name: str) -> frozenset[str]:
     """The words of a row's name that say what it is: no units, numbers or function words ("Upcountry Parcel 2 to
     10 kg" -> upcountry, parcel)."""
-    return frozenset(word for word in _words(name) if word not in _UNIT_WORDS and not word.isdigit()
-                     and word not in _STOPWORDS and word not in _GENERIC_TOKENS)
+    return frozenset(word for word in _name_words_in_order(name) if word not in _STOPWORDS)
+
+
+def _name_words_in_order(text: str) -> list[str]:
+    """A name's words in order without units, numbers and joining words ("and", "of")."""
+    return [word for word in _words(text) if word not in _UNIT_WORDS and not word.isdigit()
+            and word not in _GENERIC_TOKENS]
 
 
 def rows_named_in(text: str, services: list[ServiceFact]) -> list[str]:
