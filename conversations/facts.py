@@ -469,6 +469,19 @@ _SIZES = {"big": "large", "bigger": "larger", "biggest": "largest", "little": "s
 _RANGE = re.compile(r"(\d+)\s*(?:-|to|hadi)\s*(\d+)")
 _UP_TO = re.compile(r"\b(?:up\s+to|under|below|less\s+than|max|upto|chini\s+ya)\s*(\d+)")
 _OVER = re.compile(r"\b(?:over|above|more\s+than|from|zaidi\s+ya)\s*(\d+)")
+# A question's strict bound ("beyond 200", "more than 500 guests", "under 5 kg") asks for the figure just past it,
+# so it falls in the range that starts after the bound, not the one that ends at it.
+_ABOVE_BOUND = re.compile(r"\b(?:beyond|over|above|past|more\s+than|greater\s+than|bigger\s+than|zaidi\s+ya)\s+"
+                          r"(\d+)(?![.,]?\d)", re.I)
+_BELOW_BOUND = re.compile(r"\b(?:under|below|less\s+than|smaller\s+than|chini\s+ya)\s+(\d+)(?![.,]?\d)", re.I)
+
+
+def past_bounds(text: str) -> str:
+    """A question with each strict bound written as the figure past it ("and beyond 200?" -> "and 201?")."""
+    text = _ABOVE_BOUND.sub(lambda m: str(int(m.group(1)) + 1), text)
+    return _BELOW_BOUND.sub(lambda m: str(max(int(m.group(1)) - 1, 0)), text)
+
+
 _LISTING_WORDS = frozenset("""
 treatments treatment services service massages facials packages package menu list offer offers do have sell
 products product items things range huduma orodha zenu zote mnatoa gani everything
@@ -640,6 +653,7 @@ def question_groups(text: str, *, keep: frozenset[str] = frozenset(),
     text = _PRONOUN_ONE.sub(r"\1", text or "")
     # "how much extra is that?" asks an amount: "extra" names no "Extra Waiter" row there.
     text = _AMOUNT_MORE.sub(" how much ", text)
+    text = past_bounds(re.sub(r"(?<=\d),(?=\d{3}\b)", "", text))
     if (language or detect_language(text)) == "sw":
         expansion = expand_swahili(_SIZE.sub(r"\1x\2", text))  # "godoro la 5 by 6": the size, not two numbers
         single = [*expansion.kept, *expansion.unknown]

@@ -22,13 +22,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from conversations.facts import (Facts, ServiceFact, asks_duration, asks_price, content_words, kind_words,
-                                 match_services, named_services, resolve_dates, rows_named_in, singular)
+                                 match_services, named_services, past_bounds, resolve_dates, rows_named_in, singular)
 from conversations.handoffs import CONTACT_PATTERNS, extract_contacts
 from conversations.i18n import detect_language
 from conversations.models import HandoffRequest, HandoffStatus, Session, Turn
 from knowledge.models import SnippetVersion
 from knowledge.retrieval.answer_types import asks_about_the_business, asks_only_a_figure
-from knowledge.retrieval.language import swahili_numerals
+from knowledge.retrieval.language import english_reading, stem, swahili_numerals
 
 RECENT_TURNS = 3  # what an LLM sees of the conversation, and how far back a topic or a pending hand-off is
 TOPIC_MAX_AGE = timedelta(hours=2)  # an "and on Sunday?" after a long silence starts a new topic
@@ -274,12 +274,51 @@ def asks_a_detail(message: str, topic: PriorTurn) -> bool:
     return words <= cited
 
 
-def read_short_with_topic(*, message: str, context: SessionContext) -> Reading | None:
-    """A second reading for a short message that failed alone ("inauma?"), if there is a topic."""
+def read_refused_with_topic(*, message: str, context: SessionContext) -> Reading | None:
+    """A second reading, with the last topic, for a message nothing answers alone (None without a topic).
+
+    "Do you test borehole water?" then "how long before I get the results?": alone, "results" of what? With the
+    topic it finds the testing snippet. Whether that second answer is kept is `answers_new_words`.
+    """
     topic = context.topic
-    if topic is None or not is_short(message):
+    if topic is None:
         return None
-    return Reading(text=join_topic(topic, message), followup=True, topic=topic.read_as, reasons=("short",))
+    return Reading(text=join_topic(topic, message), followup=True, topic=topic.read_as,
+                   reasons=("short",) if is_short(message) else ("refused_alone",))
+
+
+def _stems(text: str) -> set[str]:
+    """The stems of a text's words, Swahili read through the glossary too."""
+    words = words_of(text)
+    if detect_language(text) == "sw":
+        words += words_of(english_reading(text))
+    return {stem(singular(word)) for word in words if len(word) > 2}
+
+
+# Words that frame a question rather than say its topic ("how long before ...", "does it usually ...").
+_FRAME_WORDS = frozenset("long before after usually ever".split())
+
+
+def new_words(message: str, topic: str) -> set[str]:
+    """The stems of the message's content words that its topic did not say: what the follow-up adds."""
+    own = " ".join(word for word in own_words(message)
+                    if word not in _ASKING_VERBS and word not in _FRAME_WORDS and not word.isdigit())
+    return _stems(own) - _stems(topic)
+
+
+def answers_new_words(reading: Reading, message: str, snippets) -> bool:
+    """Whether an answer to a message read with its topic speaks to everything the message adds.
+
+    A bare word or two ("inauma?") is about the topic by its nature. A longer message refused alone is kept only
+    when the first source of its second answer says every word the message adds ("when do entries close?" after
+    exam boards: a snippet saying entries close 6 weeks ahead), so a new question nothing answers ("is there a
+    discount if I pay cash?" after payment methods) is not answered with the topic's snippet.
+    """
+    if "short" in reading.reasons:
+        return True
+    if not snippets:
+        return False
+    return new_words(message, reading.topic) <= _stems(f"{snippets[0].title}. {snippets[0].body}")
 
 
 def topic_service(context: SessionContext, services: list[ServiceFact]) -> tuple[str, ...]:
@@ -384,6 +423,7 @@ def narrow_to_message(names: list[str], *, message: str, descriptions: dict[str,
     """
     if detect_language(message) == "sw":
         message = swahili_numerals(message)
+    message = past_bounds(message)  # "and beyond 200?" asks the 201-300 row
     words = {singular(word) for word in own_words(message)}  # "and the chairs?" picks "Plastic Chair"
     if not names or not words:
         return names

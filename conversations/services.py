@@ -351,11 +351,13 @@ def _plan_message(inp: TurnInput, *, started: float, session: Session) -> _Plan:
         return replace(plan, fixed_answer="", refusal_reason=None, retrieval=None, facts=None, capture=capture,
                        intent=_handoff_intent(capture.handoff))
     if plan.refusal_reason and not trivial and not reading.followup and plan.handoff_kind is None:
-        # A short message nothing answers alone ("inauma?") may still be about the last topic.
-        second = followups.read_short_with_topic(message=question, context=context)
+        # A message nothing answers alone ("inauma?", "how long before I get the results?") may be about the last
+        # topic: read with it, and kept if what answers it speaks to what the message adds.
+        second = followups.read_refused_with_topic(message=question, context=context)
         if second is not None:
             retry = _plan_reading(inp, reading=second, **common)
-            if retry.refusal_reason is None:
+            if retry.refusal_reason is None and followups.answers_new_words(
+                    second, question, retry.retrieval.snippets if retry.retrieval is not None else []):
                 plan = retry
     if plan.reading is not None and plan.reading.followup and plan.facts is not None:
         # Looked up with the topic; keep the rows and days this message itself names ("and the 2 kg one?"), or the

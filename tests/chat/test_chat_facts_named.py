@@ -71,6 +71,10 @@ SALON = [
     ("How much is an iPhone 12 screen replacement?", ["iPhone Screen Replacement (iPhone 12 to 15)"]),
     ("iphone 13 screen price", ["iPhone Screen Replacement (iPhone 12 to 15)"]),  # inside the owner's range
     ("How much does it cost to spay a 30 kg dog?", ["Spay (Dog over 20 kg)"]),
+    # a strict bound asks past it: "more than 5,000 litres" is the 5,001-10,000 row, "under 5,001" the other
+    ("Tank cleaning for more than 5,000 litres?", ["Water Tank Cleaning (5,001 to 10,000 Litres)"]),
+    ("Tank cleaning for under 5,001 litres?", ["Water Tank Cleaning (up to 5,000 Litres)"]),
+    ("How much to spay a dog over 20 kg?", ["Spay (Dog over 20 kg)"]),
     ("How much is wash and fold per kilo?", ["Wash & Fold (per kg)"]),  # the plain one, units folded
     ("How much is the 5kva inverter?", ["Hybrid Inverter 5 kVA"]),
     ("cost to laminate an A3 poster", ["Lamination A3"]),  # a verb of the noun; a paper size, no quantity

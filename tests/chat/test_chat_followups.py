@@ -215,6 +215,57 @@ def test_an_old_topic_is_not_a_follow_ups_topic(chat):
     assert "followup" not in Turn.objects.get(public_id=response.json()["turn_id"]).meta
 
 
+_LAB_RESULTS = ("water_testing", "service", "Water testing",
+                "We collect a water sample from your borehole and take it to an accredited laboratory. Results come "
+                "in 7 to 10 working days and cover salinity, fluoride, iron and bacteria.")
+
+
+def _refused_alone(monkeypatch, message: str) -> None:
+    """Make `message` read alone find nothing (as on a business whose other snippets say "results" too)."""
+    from dataclasses import replace
+
+    from conversations import services
+
+    real = services.question_decide
+
+    def decide(**kwargs):
+        decision = real(**kwargs)
+        return replace(decision, refusal_reason="no_relevant_context") if kwargs["message"] == message else decision
+
+    monkeypatch.setattr(services, "question_decide", decide)
+
+
+def test_a_question_refused_alone_is_answered_with_the_topic_when_its_source_says_what_it_adds(chat, monkeypatch):
+    from tests.support.spa import seed_snippets
+
+    seed_snippets(items=[_LAB_RESULTS])
+    _refused_alone(monkeypatch, "how long do the results take?")
+    first, second = ask(chat, "Do you test borehole water?", "how long do the results take?")
+    assert cited(first)[0] == "water_testing"
+    assert second["refusal_reason"] is None and cited(second)[0] == "water_testing"
+    assert "7 to 10 working days" in second["answer"]
+    turn = Turn.objects.get(public_id=second["turn_id"])
+    assert turn.meta["followup"] == {"read_as": "Do you test borehole water?\nhow long do the results take?",
+                                     "reasons": ["refused_alone"]}
+
+
+def test_a_question_refused_alone_stays_refused_after_a_topic_whose_source_does_not_say_it(chat, monkeypatch):
+    from tests.support.spa import seed_snippets
+
+    seed_snippets(items=[_LAB_RESULTS])
+    _refused_alone(monkeypatch, "can I get the results by post?")
+    _, second = ask(chat, "Do you test borehole water?", "can I get the results by post?")
+    assert second["refusal_reason"] is not None  # the testing snippet says "results", not "post"
+    assert "followup" not in Turn.objects.get(public_id=second["turn_id"]).meta
+
+
+def test_what_a_follow_up_adds_is_its_own_words_the_topic_did_not_say():
+    assert followups.new_words("how long before I get the results?", "Do you test borehole water?") == {"result"}
+    assert followups.new_words("when do entries close?", "Which exam boards do you prepare for?") == {
+        "entry", "clos"}
+    assert followups.new_words("is the testing done by a lab?", "Do you test borehole water?") == {"lab"}
+
+
 @pytest.mark.parametrize("message, reasons", [
     ("and for an SUV?", ("continues",)),
     ("what about Sunday?", ("continues",)),
@@ -260,6 +311,13 @@ def test_a_number_inside_a_named_range_picks_that_row():
     names = ["iPhone Screen Replacement (iPhone X to 11)", "iPhone Screen Replacement (iPhone 12 to 15)"]
     assert followups.narrow_to_message(names, message="and for the iPhone 13?") == [names[1]]
     assert followups.narrow_to_message(names, message="how much is it?") == names
+
+
+def test_a_bound_asks_the_range_past_it():
+    names = ["Drilling per Metre (0-100 m)", "Drilling per Metre (101-200 m)", "Drilling per Metre (201-300 m)"]
+    assert followups.narrow_to_message(names, message="and beyond 200?") == [names[2]]
+    assert followups.narrow_to_message(names, message="and for 200?") == [names[1]]
+    assert followups.narrow_to_message(names, message="and under 101?") == [names[0]]
 
 
 def test_a_size_only_a_description_lists_picks_that_row():
