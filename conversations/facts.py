@@ -754,11 +754,17 @@ def _candidates(groups: list[tuple[str, ...]], services: list[ServiceFact], *,
     return found
 
 
+_GRADE_WORDS = frozenset("only plus pro max premium deluxe lite".split())
+
+
 @lru_cache(maxsize=1024)
 def _head_word(name: str) -> str:
     """The last naming word of a row's name before its qualifiers: what the row is ("Steel Tank Tower (3 m, for up
     to 5,000 L)" is a tower, "Plastic Water Tank 5,000 L" a tank). Cached: the rows' names recur every turn."""
     words = _name_words_in_order(re.split(r"[(\[,:]| - | for | with ", name, maxsplit=1)[0])
+    # A grade or a restriction after the noun is no head: "Office Plan Plus" is a plan, "Gym Only" a gym.
+    while len(words) > 1 and words[-1] in _GRADE_WORDS:
+        words.pop()
     return words[-1] if words else ""
 
 

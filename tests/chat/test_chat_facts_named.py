@@ -458,6 +458,12 @@ def test_a_tie_goes_to_the_row_that_is_the_thing_asked_about():
     assert menus[0].name in named_services("do you have vegetarian menu", menus)
     # bringing the rig is its mobilisation: "bring" names nothing
     assert named_services("How much do you charge to bring the rig?", rows) == [rows[3].name]
+    # a grade after the noun is no head: the "Plus" plan is a plan as much as the plain one
+    plans = [_fact("Office Plan (10 x 18.9 L a month, dispenser included)", "2300", None),
+             _fact("Office Plan Plus (25 x 18.9 L a month, 2 dispensers included)", "5200", None),
+             _fact("Home Refill (18.9 L)", "250", None), _fact("Water Dispenser (hot and cold)", "14500", None),
+             _fact("Bowser Delivery 10,000 L", "7000", None), _fact("Tank Cleaning (up to 5,000 L)", "3500", 120)]
+    assert named_services("how much are the office plans", plans) == [plans[0].name, plans[1].name]
 
 
 def test_a_row_without_a_duration_answers_no_duration_question_by_meaning():
