@@ -22,7 +22,8 @@ WORDS: dict[str, str] = {
     # time
     "leo": "today", "kesho": "tomorrow", "jana": "yesterday", "asubuhi": "morning", "mchana": "afternoon",
     "jioni": "evening", "usiku": "night", "wiki": "week", "mwezi": "month", "miezi": "months",
-    "mwaka": "year annual yearly", "mzima": "whole adult full", "miaka": "years age", "umri": "age",
+    "mwaka": "year annual yearly", "mzima": "whole adult full", "wazima": "adults adult", "miaka": "years age",
+    "umri": "age",
     "dakika": "minutes", "masaa": "hours",
     "siku": "day", "sikukuu": "holiday public holiday", "likizo": "holiday leave",
     "jumatatu": "monday", "jumanne": "tuesday", "jumatano": "wednesday", "alhamisi": "thursday",
@@ -114,6 +115,7 @@ WORDS: dict[str, str] = {
     "laini": "soft gentle light", "ngumu": "hard firm", "nguvu": "strong firm pressure",
     "peke": "only alone", "mchanganyiko": "mixed", "pamoja": "together combined",
     # quantities and units (numbers themselves are read by language.swahili_numerals)
+    "gesi": "gas", "mtungi": "cylinder", "mitungi": "cylinders",
     "lita": "litre litres", "kilo": "kg kilo", "kipande": "piece", "vipande": "pieces", "paketi": "packet pack",
     "pakiti": "packet pack", "mfuko": "bag", "mifuko": "bags", "sanduku": "box", "chupa": "bottle",
     "ukubwa": "size", "uzito": "weight", "urefu": "length height", "idadi": "number quantity",
@@ -149,6 +151,7 @@ WORDS: dict[str, str] = {
     "kupe": "ticks", "viroboto": "fleas", "mifugo": "livestock",
     # learning
     "kozi": "course", "somo": "lesson", "masomo": "lessons", "mwalimu": "instructor teacher",
+    "muhula": "term", "mihula": "terms",
     "walimu": "instructors teachers", "mtihani": "test exam", "mitihani": "tests exams", "leseni": "licence",
     "darasa": "class classroom", "cheti": "certificate", "shule": "school",
     # work, people and trouble

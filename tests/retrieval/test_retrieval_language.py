@@ -32,6 +32,10 @@ def test_the_glossary_translates_words_and_verb_stems_and_keeps_loanwords():
     assert "fees" in expand_swahili("Naweza kulipa karo kwa awamu?").text
     assert "cabinet" in expand_swahili("Mnatengeneza kabati za jikoni?").text
     assert "guitar" in expand_swahili("Bei ya gitaa ya watoto ni ngapi?").text
+    assert "gas" in expand_swahili("bei ya gesi ya kilo sita").text
+    assert "cylinder" in expand_swahili("Naweza kubadilisha mtungi wa Total?").text
+    assert "term" in expand_swahili("Muhula wa tatu unaanza lini?").text
+    assert "adults" in expand_swahili("na za watu wazima je?").text
     # the business bringing something delivers it; the customer bringing it does not
     assert "deliver" in expand_swahili("Mnaleta maji hadi Njoro?").text
     assert "deliver" not in expand_swahili("Nikileta spare yangu mtaniwekea?").text
