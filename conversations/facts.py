@@ -488,13 +488,16 @@ products product items things range huduma orodha zenu zote mnatoa gani everythi
 """.split())
 
 
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")  # "10,000" -> "10000"
+
+
 def _normalize(text: str) -> str:
     """Lower case, thousands separators dropped ("10,000" -> "10000"), numbers split from units ("5kva"), decimals
     and sizes kept whole."""
     text = re.sub(r"[’‘`´ʼ]", "'", (text or "").lower())
     # "what's", "Men's", "don't": the ending is no word (a letter naming a row, "Zone S", would be read as one).
     text = re.sub(r"(?<=[a-z])'(?:s|t|re|ll|ve|d|m)\b", "", text)
-    text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)
+    text = _THOUSANDS.sub("", text)
     # A one-letter code stays whole ("A3" paper, "C1" licence, "B22" bulb): its number is no quantity.
     text = re.sub(r"(?<=\d)(?=[a-z])|(?<=[a-z])(?=\d)(?<!\b[a-z])", " ", text)
     # A decimal is one number ("3.5x6" is not a 5): written "3d5", so neither of its digits names a row. A size is
@@ -653,7 +656,7 @@ def question_groups(text: str, *, keep: frozenset[str] = frozenset(),
     text = _PRONOUN_ONE.sub(r"\1", text or "")
     # "how much extra is that?" asks an amount: "extra" names no "Extra Waiter" row there.
     text = _AMOUNT_MORE.sub(" how much ", text)
-    text = past_bounds(re.sub(r"(?<=\d),(?=\d{3}\b)", "", text))
+    text = past_bounds(_THOUSANDS.sub("", text))
     if (language or detect_language(text)) == "sw":
         expansion = expand_swahili(_SIZE.sub(r"\1x\2", text))  # "godoro la 5 by 6": the size, not two numbers
         single = [*expansion.kept, *expansion.unknown]
